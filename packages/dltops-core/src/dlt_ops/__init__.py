@@ -1,0 +1,40 @@
+"""dlt-ops: an operations layer for dlt pipelines.
+
+The public API is re-exported lazily so ``import dlt_ops`` stays cheap (no dlt, no driver).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+import pluggy
+
+__version__ = "0.1.0"
+
+#: Marker for plugin hook implementations: ``@dlt_ops.hookimpl``.
+hookimpl = pluggy.HookimplMarker("dlt_ops")
+
+_LAZY = {
+    "DltOpsError": "dlt_ops.errors",
+    "ConfigError": "dlt_ops.errors",
+    "PluginError": "dlt_ops.errors",
+    "PluginConflictError": "dlt_ops.errors",
+    "UnknownDestinationError": "dlt_ops.errors",
+    "DestinationError": "dlt_ops.errors",
+    "AssertionRuleError": "dlt_ops.errors",
+    "PluginRegistry": "dlt_ops.plugins",
+    "DestinationAdapter": "dlt_ops.adapters",
+    "Capabilities": "dlt_ops.adapters",
+}
+
+__all__ = ["__version__", "hookimpl", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dlt_ops' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

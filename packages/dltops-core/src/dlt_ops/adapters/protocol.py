@@ -1,0 +1,70 @@
+"""The ``DestinationAdapter`` protocol every destination package implements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, runtime_checkable
+
+from dlt_ops.adapters.model import Capabilities, ColumnInfo, ConnectionTarget, TableSpec
+from dlt_ops.adapters.statements import Statement
+
+
+@runtime_checkable
+class SqlClient(Protocol):
+    """A live native connection opened by an adapter; one serves a whole command."""
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+
+
+@runtime_checkable
+class DestinationAdapter(Protocol):
+    """Speaks dlt-ops' state-table SQL to one engine through its native driver.
+
+    Adapters are stateless: every method receives the live client it works on. Values always
+    travel as bound parameters; identifiers are validated against the grammar and quoted.
+    """
+
+    name: str
+    capabilities: Capabilities
+
+    def connect(self, target: ConnectionTarget) -> SqlClient:
+        """Open a native connection from the credentials dlt would use; fail within the timeout."""
+
+    def close(self, client: SqlClient) -> None:
+        """Close ``client``; never raises."""
+
+    def quote_identifier(self, ident: str) -> str:
+        """Validate ``ident`` against the grammar and quote it in the engine's style."""
+
+    def table_ref(self, dataset: str, table: str) -> str:
+        """The quoted, dataset-qualified reference to ``table``."""
+
+    def render(self, stmt: Statement, dataset: str, n_params: int | None = None) -> str:
+        """Render a canonical statement into the engine's SQL."""
+
+    def execute(
+        self, client: SqlClient, dataset: str, stmt: Statement, params: Sequence[Any] = ()
+    ) -> int:
+        """Run a statement; return rows affected for DML (0 for DDL)."""
+
+    def query(
+        self, client: SqlClient, dataset: str, stmt: Statement, params: Sequence[Any] = ()
+    ) -> list[tuple[Any, ...]]:
+        """Run a query and return all rows as tuples."""
+
+    def ensure_dataset(self, client: SqlClient, dataset: str) -> None:
+        """Create the dataset/schema if the engine allows it; otherwise do nothing."""
+
+    def create_table(self, client: SqlClient, dataset: str, spec: TableSpec) -> None:
+        """Create ``spec`` if it does not exist (idempotent)."""
+
+    def drop_table(self, client: SqlClient, dataset: str, table: str) -> None:
+        """Drop ``table`` if it exists (idempotent)."""
+
+    def fetch_columns(self, client: SqlClient, dataset: str, table: str) -> list[ColumnInfo] | None:
+        """Columns of ``table`` in order; ``None`` (not ``[]``) when table or dataset is absent."""
+
+    def transaction(self, client: SqlClient) -> AbstractContextManager[None]:
+        """Run the enclosed statements atomically (when ``capabilities.transactions``)."""

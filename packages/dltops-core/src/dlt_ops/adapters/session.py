@@ -1,0 +1,72 @@
+"""``DestinationSession``: one adapter + one live connection + one dataset, for a whole command."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from dlt_ops.adapters.model import ColumnInfo, ConnectionTarget, TableSpec
+from dlt_ops.adapters.protocol import DestinationAdapter, SqlClient
+from dlt_ops.adapters.statements import Statement
+
+
+class DestinationSession:
+    """Core code's handle on a destination: statements in, rows and row counts out.
+
+    Opens the connection once and reuses it; remembers which tables it already ensured so the
+    idempotent DDL runs once per session, not once per write.
+    """
+
+    def __init__(self, adapter: DestinationAdapter, client: SqlClient, dataset: str) -> None:
+        self.adapter = adapter
+        self.client = client
+        self.dataset = dataset
+        self._ensured: set[str] = set()
+        self._dataset_ready = False
+
+    @classmethod
+    def open(cls, adapter: DestinationAdapter, target: ConnectionTarget) -> DestinationSession:
+        """Connect ``adapter`` to ``target``."""
+        return cls(adapter, adapter.connect(target), target.dataset)
+
+    def execute(self, stmt: Statement, *params: Any) -> int:
+        """Rows affected by ``stmt``."""
+        return self.adapter.execute(self.client, self.dataset, stmt, params)
+
+    def query(self, stmt: Statement, *params: Any) -> list[tuple[Any, ...]]:
+        """All rows of ``stmt``."""
+        return self.adapter.query(self.client, self.dataset, stmt, params)
+
+    def ensure_dataset(self) -> None:
+        """Create the dataset once per session (where the engine allows it)."""
+        if not self._dataset_ready:
+            self.adapter.ensure_dataset(self.client, self.dataset)
+            self._dataset_ready = True
+
+    def ensure_table(self, spec: TableSpec) -> None:
+        """Create ``spec`` (and the dataset) once per session."""
+        if spec.name not in self._ensured:
+            self.ensure_dataset()
+            self.adapter.create_table(self.client, self.dataset, spec)
+            self._ensured.add(spec.name)
+
+    def fetch_columns(self, table: str) -> list[ColumnInfo] | None:
+        """Columns of ``table``, ``None`` when absent."""
+        return self.adapter.fetch_columns(self.client, self.dataset, table)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Atomic block (engines with ``capabilities.transactions``)."""
+        with self.adapter.transaction(self.client):
+            yield
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.adapter.close(self.client)
+
+    def __enter__(self) -> DestinationSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

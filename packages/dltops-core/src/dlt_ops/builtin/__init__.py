@@ -1,0 +1,1 @@
+"""Built-in plugins. They register through dltops-core's own entry points, like any plugin."""

@@ -1,0 +1,25 @@
+"""Built-in trigger emitters: ``cli`` (a person or script ran a command) and ``backfill``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlt_ops import hookimpl
+from dlt_ops.plugins import Register
+
+
+@dataclass(frozen=True)
+class TriggerEmitter:
+    """A named origin of runs, written to the ledger's ``trigger_source``."""
+
+    name: str
+    description: str
+
+
+@hookimpl
+def dlt_ops_register_trigger_emitters(register: Register) -> None:
+    """Register ``cli`` and ``backfill``."""
+    register(TriggerEmitter("cli", "run started from the dlt-ops command line"), name="cli")
+    register(
+        TriggerEmitter("backfill", "chunk run of `dlt-ops pipeline backfill`"), name="backfill"
+    )

@@ -1,0 +1,93 @@
+"""``dlt-ops plugins list|doctor``."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from dlt_ops.cli.state import AppState
+
+plugins_app = typer.Typer(no_args_is_help=True, help="Inspect installed dlt-ops plugins.")
+
+
+def _registry(ctx: typer.Context) -> object:
+    """The registry, with the project's picks when run inside a project."""
+    from dlt_ops.errors import ProjectRootNotFoundError
+
+    state: AppState = ctx.obj
+    try:
+        return state.registry(use_project=True)
+    except ProjectRootNotFoundError:
+        if state.root is not None:
+            raise
+        return state.registry(use_project=False)
+
+
+@plugins_app.command("list")
+def list_plugins(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False,
+) -> None:
+    """List plugins: name, kind, distribution, version, hooks and load status."""
+    from dlt_ops.doctor import inspect_plugins
+
+    report = inspect_plugins(_registry(ctx))  # type: ignore[arg-type]
+    if as_json:
+        typer.echo(json.dumps([r.to_json() for r in report.rows], indent=2))
+        return
+    if not report.rows:
+        typer.echo("No plugins installed.")
+        return
+    header = ("KIND", "NAME", "DISTRIBUTION", "VERSION", "HOOKS", "STATUS")
+    rows = [
+        (
+            r.kind,
+            r.name,
+            r.distribution or "<inline>",
+            r.version or "-",
+            ",".join(h.removeprefix("dlt_ops_") for h in r.hooks) or "-",
+            r.status,
+        )
+        for r in report.rows
+    ]
+    widths = [max(len(str(x[i])) for x in (header, *rows)) for i in range(len(header))]
+    for row in (header, *rows):
+        typer.echo("  ".join(str(v).ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+
+
+@plugins_app.command("doctor")
+def doctor(ctx: typer.Context) -> None:
+    """Load every plugin; exit 1 on load failures, name conflicts, unknown hooks or kinds."""
+    from dlt_ops.doctor import inspect_plugins
+    from dlt_ops.plugins import KINDS
+
+    report = inspect_plugins(_registry(ctx))  # type: ignore[arg-type]
+    for kind in KINDS:
+        rows = [r for r in report.rows if r.kind == kind]
+        typer.echo(f"{kind}:" + ("" if rows else " (none)"))
+        for r in rows:
+            origin = f"[{r.distribution} {r.version}]" if r.distribution else "[<inline>]"
+            line = f"  {r.name}  {origin}  {r.module}"
+            if r.status in ("failed", "incomplete"):
+                line += f"  FAILED: {r.error}"
+            typer.echo(line)
+    for kind, name, claimants in report.conflicts:
+        who = ", ".join(f"'{c.claimant}' ({c.value})" for c in claimants)
+        typer.echo(f"  {kind}/{name}  CONFLICT: {who}")
+        typer.echo("  pick one in .dlt/config.toml:")
+        typer.echo(f'    [dlt_ops.plugins.{kind}]\n    {name} = "{claimants[0].claimant}"')
+    for source in report.unknown_kinds:
+        typer.echo(
+            f"  unknown plugin kind 'dlt_ops.{source.kind}' for '{source.name}' from "
+            f"{source.origin}; valid groups: {', '.join('dlt_ops.' + k for k in KINDS)}"
+        )
+    if report.ok:
+        typer.echo("plugins doctor: OK")
+        return
+    typer.echo(
+        f"plugins doctor: {len(report.failures)} failure(s), {len(report.conflicts)} "
+        f"conflict(s), {len(report.unknown_kinds)} unknown kind(s)"
+    )
+    raise typer.Exit(1)

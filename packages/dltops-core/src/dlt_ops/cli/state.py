@@ -1,0 +1,38 @@
+"""Per-invocation CLI state: global options and the lazily built plugin registry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dlt_ops.config import ProjectConfig
+    from dlt_ops.plugins import PluginRegistry
+
+
+@dataclass
+class AppState:
+    """What the top-level callback parsed; commands read it from ``ctx.obj``."""
+
+    root: Path | None = None
+    debug: bool = False
+    _config: ProjectConfig | None = field(default=None, repr=False)
+    _registry: PluginRegistry | None = field(default=None, repr=False)
+
+    def project(self) -> ProjectConfig:
+        """The project's config (root from ``--root`` or the nearest parent of the cwd)."""
+        if self._config is None:
+            from dlt_ops.config import find_project_root, load_project_config
+
+            self._config = load_project_config(find_project_root(self.root))
+        return self._config
+
+    def registry(self, *, use_project: bool = True) -> PluginRegistry:
+        """The plugin registry, with ``[dlt_ops.plugins]`` picks when a project is in use."""
+        if self._registry is None:
+            from dlt_ops.plugins import PluginRegistry
+
+            picks = self.project().plugins if use_project else {}
+            self._registry = PluginRegistry(picks=picks)
+        return self._registry

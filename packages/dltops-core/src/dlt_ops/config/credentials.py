@@ -1,0 +1,93 @@
+"""Destination credentials, looked up where dlt looks them up, without importing dlt.
+
+dlt resolves a destination's ``credentials`` from environment variables, then
+``.dlt/secrets.toml``, then ``.dlt/config.toml``, trying the most specific section first:
+
+``<pipeline>.destination.<engine>.credentials`` → ``destination.<engine>.credentials`` →
+``<pipeline>.destination.credentials`` → ``destination.credentials``.
+
+A value is either a connection string or a table of fields; fields of one section may be split
+across providers (e.g. the password in ``DESTINATION__POSTGRES__CREDENTIALS__PASSWORD``, the
+rest in ``config.toml``), and the more specific provider wins per field. Every password found
+is remembered for redaction.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from dlt_ops.config.toml import read_toml
+from dlt_ops.redact import remember_secret
+
+Credentials = str | dict[str, Any] | None
+
+
+def _section_paths(engine: str, pipeline_name: str | None) -> list[tuple[str, ...]]:
+    base = [("destination", engine, "credentials"), ("destination", "credentials")]
+    if pipeline_name:
+        return [(pipeline_name, *base[0]), base[0], (pipeline_name, *base[1]), base[1]]
+    return base
+
+
+def _toml_lookup(doc: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = doc
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _env_lookup(environ: Mapping[str, str], path: tuple[str, ...]) -> Any:
+    key = "__".join(p.upper() for p in path)
+    if key in environ:
+        return environ[key]
+    prefix = key + "__"
+    fields = {k[len(prefix) :].lower(): v for k, v in environ.items() if k.startswith(prefix)}
+    return fields or None
+
+
+def _remember(value: Credentials) -> None:
+    if isinstance(value, dict):
+        for key in ("password", "private_key", "token"):
+            remember_secret(value.get(key))
+    elif isinstance(value, str) and "://" in value:
+        try:
+            remember_secret(urlsplit(value).password)
+        except ValueError:
+            pass
+
+
+def resolve_credentials(
+    root: Path,
+    engine: str,
+    pipeline_name: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Credentials:
+    """The credentials dlt would resolve for ``engine`` in this project, or ``None``."""
+    env = os.environ if environ is None else environ
+    secrets = read_toml(root / ".dlt" / "secrets.toml")
+    config = read_toml(root / ".dlt" / "config.toml")
+    providers = [
+        lambda p: _env_lookup(env, p),
+        lambda p: _toml_lookup(secrets, p),
+        lambda p: _toml_lookup(config, p),
+    ]
+    for path in _section_paths(engine, pipeline_name):
+        merged: dict[str, Any] = {}
+        for provider in providers:
+            value = provider(path)
+            if isinstance(value, str) and value and not merged:
+                _remember(value)
+                return value
+            if isinstance(value, Mapping):
+                for k, v in value.items():
+                    merged.setdefault(k, v)
+        if merged:
+            _remember(merged)
+            return merged
+    return None

@@ -1,0 +1,188 @@
+"""Loading ``.dlt/config.toml`` into typed ``ProjectConfig`` / ``SourceConfig`` objects."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dlt_ops.config.root import CONFIG_RELPATH
+from dlt_ops.config.schema import PROJECT_KEYS, SOURCE_KEYS, KeySpec, Schedule
+from dlt_ops.config.toml import read_toml
+from dlt_ops.errors import (
+    ConfigError,
+    ConfigValueError,
+    UnresolvedDatasetError,
+    UnresolvedDestinationError,
+)
+
+
+@dataclass(frozen=True)
+class ConfigWarning:
+    """A non-fatal finding about the config (an unknown key, with a suggestion)."""
+
+    path: Path
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """``[sources.<name>.dlt_ops]`` with defaults applied."""
+
+    name: str
+    schedule: str | None = None
+    destination: str | None = None
+    dataset: str | None = None
+    airflow_var: str | None = None
+    airflow_var_key: str = "api_secret_key"
+    schema_contract_evolve_reason: str | None = None
+    injected_columns: tuple[str, ...] = ()
+    assertions: Mapping[str, Any] = field(default_factory=dict)
+    rule_exemptions: Mapping[str, Any] = field(default_factory=dict)
+    cost: Mapping[str, Any] = field(default_factory=dict)
+    has_section: bool = False
+
+    @property
+    def schedule_valid(self) -> bool:
+        """Whether ``schedule`` is one of the known schedules."""
+        return self.schedule in {s.value for s in Schedule}
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    """The project's ``[dlt_ops]`` table plus every ``[sources.<X>.dlt_ops]`` table."""
+
+    root: Path
+    path: Path
+    default_destination: str | None = None
+    default_dataset: str | None = None
+    require_destination_adapter: bool = False
+    load_timestamp_column: str | None = None
+    injected_columns: tuple[str, ...] = ()
+    staleness_days: int = 7
+    alert_sinks: tuple[str, ...] | None = None
+    alert_sink: Mapping[str, Any] = field(default_factory=dict)
+    ledger_sinks: tuple[str, ...] = ("destination",)
+    ledger_sink: Mapping[str, Any] = field(default_factory=dict)
+    derived_adapters: tuple[str, ...] = ()
+    connect_timeout: float = 10.0
+    rules: Mapping[str, bool] = field(default_factory=dict)
+    plugins: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    sources: Mapping[str, SourceConfig] = field(default_factory=dict)
+    warnings: tuple[ConfigWarning, ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    def source(self, name: str) -> SourceConfig:
+        """The config of ``name`` (an empty one when the project has no section for it)."""
+        return self.sources.get(name) or SourceConfig(name=name)
+
+    def destination_for(self, name: str) -> str:
+        """Per-source destination, else the project default, else a config error."""
+        dest = self.source(name).destination or self.default_destination
+        if not dest:
+            raise UnresolvedDestinationError(
+                "No destination configured: set [dlt_ops].default_destination or "
+                f"[sources.{name}.dlt_ops].destination in .dlt/config.toml"
+            )
+        return dest
+
+    def dataset_for(self, name: str, override: str | None = None) -> str:
+        """``--dataset``, else per-source, else project default, else a config error."""
+        dataset = override or self.source(name).dataset or self.default_dataset
+        if not dataset:
+            raise UnresolvedDatasetError(
+                "No dataset configured: set [dlt_ops].default_dataset or "
+                f"[sources.{name}.dlt_ops].dataset in .dlt/config.toml"
+            )
+        return dataset
+
+
+def _suggest(key: str, known: Mapping[str, KeySpec]) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else f"; known keys: {', '.join(known)}"
+
+
+def _typed(
+    table: Mapping[str, Any], known: Mapping[str, KeySpec], path: Path, prefix: str
+) -> tuple[dict[str, Any], list[ConfigWarning]]:
+    values: dict[str, Any] = {}
+    warnings: list[ConfigWarning] = []
+    for key, value in table.items():
+        spec = known.get(key)
+        if spec is None:
+            warnings.append(
+                ConfigWarning(
+                    path,
+                    f"{prefix}.{key}",
+                    f"unknown key '{key}' in [{prefix}]" + _suggest(key, known),
+                )
+            )
+            continue
+        if not spec.check(value):
+            raise ConfigValueError(path, f"[{prefix}] {key}", spec.expected, value)
+        values[key] = value
+    return values, warnings
+
+
+def _plugin_picks(plugins: Mapping[str, Any], path: Path) -> dict[str, dict[str, str]]:
+    from dlt_ops.plugins import KINDS
+
+    picks: dict[str, dict[str, str]] = {}
+    for kind, table in plugins.items():
+        if kind not in KINDS:
+            raise ConfigError(
+                f"{path}: [dlt_ops.plugins.{kind}]: unknown plugin kind '{kind}'; "
+                f"valid kinds: {', '.join(KINDS)}."
+            )
+        if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+            raise ConfigValueError(
+                path, f"[dlt_ops.plugins.{kind}]", 'a table of name = "<distribution>"', table
+            )
+        picks[kind] = dict(table)
+    return picks
+
+
+def _source_config(name: str, section: Any, path: Path) -> tuple[SourceConfig, list[ConfigWarning]]:
+    if not isinstance(section, dict):
+        raise ConfigValueError(path, f"[sources.{name}]", "a table", section)
+    ops = section.get("dlt_ops", {})
+    if not isinstance(ops, dict):
+        raise ConfigValueError(path, f"[sources.{name}.dlt_ops]", "a table", ops)
+    values, warnings = _typed(ops, SOURCE_KEYS, path, f"sources.{name}.dlt_ops")
+    for key in ("injected_columns",):
+        if key in values:
+            values[key] = tuple(values[key])
+    return SourceConfig(name=name, has_section=True, **values), warnings
+
+
+def load_project_config(root: Path) -> ProjectConfig:
+    """Read and type-check ``<root>/.dlt/config.toml``."""
+    path = root / CONFIG_RELPATH
+    raw = read_toml(path)
+    table = raw.get("dlt_ops")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: a [dlt_ops] table is required to mark a dlt-ops project.")
+    values, warnings = _typed(table, PROJECT_KEYS, path, "dlt_ops")
+    if "plugins" in values:
+        values["plugins"] = _plugin_picks(values["plugins"], path)
+    for key in ("injected_columns", "alert_sinks", "ledger_sinks", "derived_adapters"):
+        if key in values:
+            values[key] = tuple(values[key])
+    if "connect_timeout" in values:
+        values["connect_timeout"] = float(values["connect_timeout"])
+    sources_raw = raw.get("sources", {})
+    if not isinstance(sources_raw, dict):
+        raise ConfigValueError(path, "[sources]", "a table", sources_raw)
+    sources: dict[str, SourceConfig] = {}
+    for name, section in sources_raw.items():
+        sources[name], source_warnings = _source_config(name, section, path)
+        warnings.extend(source_warnings)
+    return ProjectConfig(
+        root=root, path=path, sources=sources, warnings=tuple(warnings), raw=raw, **values
+    )

@@ -1,0 +1,99 @@
+"""``plugins list`` / ``plugins doctor`` as data: load every plugin and report what happened."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from dlt_ops.plugins import KINDS, PluginRegistry, PluginSource
+
+
+@dataclass
+class PluginRow:
+    """One plugin as ``plugins list`` shows it."""
+
+    kind: str
+    name: str
+    distribution: str | None
+    version: str | None
+    module: str
+    hooks: list[str]
+    registers: list[str]
+    status: str  # "ok" | "failed" | "conflict" | "incomplete"
+    error: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """JSON-ready dict."""
+        return asdict(self)
+
+
+@dataclass
+class DoctorReport:
+    """Everything doctor found."""
+
+    rows: list[PluginRow] = field(default_factory=list)
+    conflicts: list[tuple[str, str, list[PluginSource]]] = field(default_factory=list)
+    unknown_kinds: list[PluginSource] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[PluginRow]:
+        """Rows that failed to load or registered an incomplete adapter."""
+        return [r for r in self.rows if r.status in ("failed", "incomplete")]
+
+    @property
+    def ok(self) -> bool:
+        """No failures, no conflicts, no unknown kinds."""
+        return not (self.failures or self.conflicts or self.unknown_kinds)
+
+
+def _adapter_problem(registry: PluginRegistry, source: PluginSource) -> str | None:
+    from dlt_ops.destinations import adapter_problems
+
+    for reg in registry.registrations("destination"):
+        if reg.source.value == source.value and reg.source.dist == source.dist:
+            try:
+                obj = reg.obj() if isinstance(reg.obj, type) else reg.obj
+            except Exception as exc:  # a factory that raises is a broken plugin
+                return f"{type(exc).__name__}: {exc}"
+            missing = adapter_problems(obj)
+            if missing:
+                return f"adapter '{reg.name}' lacks: {', '.join(missing)}"
+    return None
+
+
+def inspect_plugins(registry: PluginRegistry) -> DoctorReport:
+    """Load every plugin of every kind and collect the outcome per plugin."""
+    registry.load_all()
+    failed = {f.source: f.error for f in registry.failures}
+    conflicts = registry.conflicts()
+    conflicted = {(k, n) for k, n, _ in conflicts}
+    report = DoctorReport(conflicts=conflicts, unknown_kinds=list(registry.unknown_kinds))
+    for kind in KINDS:
+        for source in registry.sources(kind):
+            registers = sorted(
+                {
+                    r.name
+                    for r in registry.registrations(kind)
+                    if (r.source.dist, r.source.value) == (source.dist, source.value)
+                }
+            )
+            status, error = "ok", failed.get(source)
+            if error:
+                status = "failed"
+            elif kind == "destination" and (problem := _adapter_problem(registry, source)):
+                status, error = "incomplete", problem
+            elif any((kind, n) in conflicted for n in registers):
+                status = "conflict"
+            report.rows.append(
+                PluginRow(
+                    kind=kind,
+                    name=source.name,
+                    distribution=source.dist,
+                    version=source.version,
+                    module=source.value,
+                    hooks=list(registry.hooks_of(source)),
+                    registers=registers,
+                    status=status,
+                    error=error,
+                )
+            )
+    return report

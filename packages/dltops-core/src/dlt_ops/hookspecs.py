@@ -1,0 +1,105 @@
+"""Hook specifications for dlt-ops plugins.
+
+Implement hooks with ``@dlt_ops.hookimpl`` in a module and point an entry point at that module:
+
+.. code-block:: toml
+
+    [project.entry-points."dlt_ops.destination"]
+    duckdb = "dltops_duckdb.plugin"
+
+The entry-point *group* names the plugin kind (``dlt_ops.destination``, ``dlt_ops.ledger_sink``,
+``dlt_ops.assertion_rule``, ``dlt_ops.trigger_emitter``); the entry-point *name* is the name the
+plugin registers under that kind. Built-in plugins are registered the same way, from
+``dltops-core``'s own entry points; nothing is privileged.
+
+Every hook here is a *registration* (collector) hook: it receives a ``register`` callback, calls it
+once per thing it provides, and returns ``None``. Registration hooks are called lazily: a plugin
+module is imported, and its registration hook called, only when its kind and name are first
+needed (``dlt-ops --help`` imports no plugin). Implementations accept only the arguments they
+use; pluggy passes the subset named in the signature.
+
+Registration must be cheap: import heavy dependencies (database drivers, SDKs) inside the
+registered factory, never at module import time.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from dlt_ops.plugins import Register
+
+hookspec = pluggy.HookspecMarker("dlt_ops")
+
+
+@hookspec
+def dlt_ops_register_destinations(register: Register) -> None:
+    """Register destination adapters.
+
+    Called once per plugin of kind ``destination`` when the plugin is first loaded (not
+    ``firstresult``: every implementation is called, each from its own plugin).
+
+    Call ``register(factory, name="<engine>")`` for each adapter, where ``name`` is dlt's engine
+    name for the destination (``duckdb``, ``postgres``, ``bigquery``, ...) and ``factory`` is a
+    zero-argument callable, usually the adapter class, returning an object that satisfies
+    :class:`dlt_ops.adapters.DestinationAdapter`. The factory is called only when a command
+    actually needs the destination, so the driver import belongs inside the adapter's
+    ``connect``. Registering a name another plugin already registered raises
+    :class:`dlt_ops.errors.PluginConflictError` when that name is looked up, unless
+    ``[dlt_ops.plugins.destination]`` in the project config picks a winner.
+
+    Returns ``None``; the return value is ignored.
+    """
+
+
+@hookspec
+def dlt_ops_register_ledger_sinks(register: Register) -> None:
+    """Register runs-ledger sinks.
+
+    Called once per plugin of kind ``ledger_sink`` when the plugin is first loaded (not
+    ``firstresult``).
+
+    Call ``register(factory, name="<sink>")`` for each sink. ``name`` is what users list in
+    ``[dlt_ops] ledger_sinks``; ``factory`` is a callable taking the sink's options mapping
+    (from ``[dlt_ops.ledger_sink.<name>]``) and returning a sink object that receives every
+    ledger row a run writes. Sinks are observability and therefore best-effort: the core calls
+    each sink in its own ``try``/``except``, so a sink that raises is logged at ERROR and never
+    affects another sink or the run.
+
+    Returns ``None``; the return value is ignored.
+    """
+
+
+@hookspec
+def dlt_ops_register_assertion_rules(register: Register) -> None:
+    """Register pre-load assertion types.
+
+    Called once per plugin of kind ``assertion_rule`` when the plugin is first loaded (not
+    ``firstresult``).
+
+    Call ``register(assertion_type, name="<type>")`` for each type. ``name`` is the key users
+    write under ``[sources.X.dlt_ops.assertions.<resource>]`` (``min_rows_per_load``,
+    ``unique_columns``, ...). The built-in types are registered through this same hook from
+    ``dltops-core``'s own entry points.
+
+    Returns ``None``; the return value is ignored.
+    """
+
+
+@hookspec
+def dlt_ops_register_trigger_emitters(register: Register) -> None:
+    """Register trigger emitters.
+
+    Called once per plugin of kind ``trigger_emitter`` when the plugin is first loaded (not
+    ``firstresult``).
+
+    Call ``register(emitter, name="<trigger_source>")`` for each emitter. ``name`` is the value
+    written to the ledger's ``trigger_source`` column and accepted by
+    ``dlt-ops pipeline run --trigger-source``; ``emitter`` is an object with a one-line
+    ``description`` attribute describing who triggers runs under that name (the CLI, a
+    backfill, an Airflow DAG, the built-in scheduler).
+
+    Returns ``None``; the return value is ignored.
+    """

@@ -1,0 +1,64 @@
+"""structlog setup, called once by the CLI callback (library code never configures logging).
+
+Logs go to stderr: a console renderer on a TTY, JSON lines otherwise or with
+``--log-format json``. dlt's stdlib logging is routed through the same processors, and every
+string a log line carries passes through secret redaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from enum import StrEnum
+from typing import Any
+
+import structlog
+
+from dlt_ops.redact import redact
+
+
+class LogFormat(StrEnum):
+    """How log lines are rendered."""
+
+    auto = "auto"
+    console = "console"
+    json = "json"
+
+
+def _redact_strings(_: Any, __: str, event: dict[str, Any]) -> dict[str, Any]:
+    return {k: redact(v) if isinstance(v, str) else v for k, v in event.items()}
+
+
+def configure_logging(fmt: LogFormat = LogFormat.auto, *, debug: bool = False) -> None:
+    """Configure structlog and the stdlib root logger for one CLI process."""
+    use_json = fmt == LogFormat.json or (fmt == LogFormat.auto and not sys.stderr.isatty())
+    renderer: Any = (
+        structlog.processors.JSONRenderer()
+        if use_json
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    )
+    shared: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _redact_strings,
+    ]
+    if use_json:
+        shared.append(structlog.processors.format_exc_info)
+    level = logging.DEBUG if debug else logging.INFO
+    structlog.configure(
+        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        cache_logger_on_first_use=True,
+    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+            foreign_pre_chain=[structlog.stdlib.add_logger_name, *shared],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)

@@ -1,0 +1,325 @@
+"""The plugin manager: entry points in, typed registrations out, lazily and in isolation.
+
+Plugins of every kind load the same way, built-ins included: an entry point in group
+``dlt_ops.<kind>`` names a module of ``@hookimpl`` functions; loading the plugin imports that
+module, registers it with pluggy (``check_pending`` catches misspelled hooks) and calls its
+registration hook for that kind. Nothing is imported until a kind and name are looked up, and a
+plugin that fails to load is recorded as a :class:`PluginFailure` instead of raising into
+unrelated commands. Two distinct plugins claiming one name is a :class:`PluginConflictError`
+unless the project config picks a winner under ``[dlt_ops.plugins.<kind>]``.
+
+A registry is a plain object: build one per command (or per test); there is no global state.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint
+from typing import Any, Protocol
+
+import pluggy
+
+from dlt_ops import hookspecs
+from dlt_ops.errors import (
+    PluginConflictError,
+    PluginLoadError,
+    UnknownDestinationError,
+    UnknownPluginError,
+)
+
+GROUP_PREFIX = "dlt_ops."
+
+#: Plugin kinds, in display order, and the registration hook each one answers.
+KIND_HOOKS: Mapping[str, str] = {
+    "destination": "dlt_ops_register_destinations",
+    "ledger_sink": "dlt_ops_register_ledger_sinks",
+    "assertion_rule": "dlt_ops_register_assertion_rules",
+    "trigger_emitter": "dlt_ops_register_trigger_emitters",
+}
+KINDS: tuple[str, ...] = tuple(KIND_HOOKS)
+
+from dlt_ops import hookimpl  # noqa: E402,F401 - one marker, re-exported
+
+
+class Register(Protocol):
+    """The callback a registration hook receives: ``register(obj, name="...")``."""
+
+    def __call__(self, obj: Any, *, name: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class PluginSource:
+    """Where a plugin comes from: one entry point, or one inline registration."""
+
+    kind: str
+    name: str
+    value: str
+    dist: str | None = None
+    version: str | None = None
+
+    @property
+    def origin(self) -> str:
+        """Human label: ``dist version (module)`` or ``<inline> (module)``."""
+        who = f"{self.dist} {self.version}" if self.dist else "<inline>"
+        return f"{who} ({self.value})"
+
+    @property
+    def claimant(self) -> str:
+        """The string a ``[dlt_ops.plugins.<kind>]`` pick would use for this plugin."""
+        return self.dist or self.value
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One thing a plugin registered: ``obj`` under ``kind``/``name``."""
+
+    kind: str
+    name: str
+    obj: Any
+    source: PluginSource
+
+
+@dataclass(frozen=True)
+class PluginFailure:
+    """A plugin that could not be imported or registered."""
+
+    source: PluginSource
+    error: str
+
+
+@dataclass
+class _Plugin:
+    source: PluginSource
+    module: object | None = None
+    hooks: tuple[str, ...] = ()
+    called_kinds: set[str] = field(default_factory=set)
+
+
+def installed_entry_points() -> list[EntryPoint]:
+    """Every installed entry point in a ``dlt_ops.*`` group (metadata only, no imports)."""
+    from importlib.metadata import distributions
+
+    return [
+        ep
+        for dist in distributions()
+        for ep in dist.entry_points
+        if ep.group.startswith(GROUP_PREFIX)
+    ]
+
+
+def _source_for(ep: EntryPoint) -> PluginSource:
+    dist = getattr(ep, "dist", None)
+    return PluginSource(
+        kind=ep.group[len(GROUP_PREFIX) :],
+        name=ep.name,
+        value=ep.value,
+        dist=dist.name if dist is not None else None,
+        version=dist.version if dist is not None else None,
+    )
+
+
+def _same_plugin(a: PluginSource, b: PluginSource) -> bool:
+    """Two sources are one plugin when they load the same module from the same distribution."""
+    return (a.dist, a.value) == (b.dist, b.value)
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+class PluginRegistry:
+    """Lazily loads plugins from entry points and answers ``get(kind, name)``.
+
+    ``entry_points`` defaults to the installed ``dlt_ops.*`` entry points; tests pass their own
+    list (or ``[]``) and add inline plugins with :meth:`add_plugin`. ``picks`` is the parsed
+    ``[dlt_ops.plugins]`` table: ``{kind: {name: distribution-or-module}}``.
+    """
+
+    def __init__(
+        self,
+        *,
+        entry_points: Iterable[EntryPoint] | None = None,
+        picks: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> None:
+        self.pm = pluggy.PluginManager("dlt_ops")
+        self.pm.add_hookspecs(hookspecs)
+        self.picks: dict[str, dict[str, str]] = {k: dict(v) for k, v in (picks or {}).items()}
+        eps = installed_entry_points() if entry_points is None else list(entry_points)
+        self._plugins: list[_Plugin] = []
+        self._seen: set[tuple[str, str, str, str | None]] = set()
+        self.unknown_kinds: list[PluginSource] = []
+        for ep in eps:
+            self._add_source(_source_for(ep))
+        self._registrations: list[Registration] = []
+        self._called: set[tuple[int, str]] = set()
+        self.failures: list[PluginFailure] = []
+
+    # -- building ------------------------------------------------------------------------------
+
+    def _add_source(self, source: PluginSource, module: object | None = None) -> _Plugin | None:
+        key = (source.kind, source.name, source.value, source.dist)
+        if key in self._seen:  # the same entry point seen twice is one plugin, not a conflict
+            return None
+        self._seen.add(key)
+        if source.kind not in KIND_HOOKS:
+            self.unknown_kinds.append(source)
+            return None
+        plugin = _Plugin(source=source, module=module)
+        self._plugins.append(plugin)
+        return plugin
+
+    def add_plugin(self, module: object, *, name: str, kind: str) -> None:
+        """Register an already-imported plugin object (tests, embedding applications)."""
+        value = getattr(module, "__name__", repr(module))
+        plugin = self._add_source(PluginSource(kind=kind, name=name, value=value), module)
+        if plugin is not None:
+            self._load(plugin)
+
+    # -- loading -------------------------------------------------------------------------------
+
+    def _load(self, plugin: _Plugin) -> bool:
+        """Import, register and call the plugin's hook for its kind; record any failure."""
+        kind = plugin.source.kind
+        if kind in plugin.called_kinds:
+            return True
+        if any(f.source == plugin.source for f in self.failures):
+            return False
+        try:
+            if plugin.module is None:
+                plugin.module = importlib.import_module(plugin.source.value)
+            if not self.pm.is_registered(plugin.module):
+                self.pm.register(plugin.module, name=f"{plugin.source.origin}:{kind}")
+                try:
+                    self.pm.check_pending()
+                except Exception:
+                    self.pm.unregister(plugin.module)
+                    raise
+            plugin.hooks = tuple(
+                sorted(
+                    impl.function.__name__
+                    for caller in self.pm.get_hookcallers(plugin.module) or []
+                    for impl in caller.get_hookimpls()
+                    if impl.plugin is plugin.module
+                )
+            )
+            if (id(plugin.module), kind) not in self._called:
+                self._call_registration_hook(plugin)
+                self._called.add((id(plugin.module), kind))
+        except Exception as exc:  # a broken plugin is recorded, never raised into other work
+            self.failures.append(PluginFailure(plugin.source, _describe(exc)))
+            return False
+        plugin.called_kinds.add(kind)
+        return True
+
+    def _call_registration_hook(self, plugin: _Plugin) -> None:
+        source = plugin.source
+        hook_name = KIND_HOOKS[source.kind]
+        others = [p for p in self.pm.get_plugins() if p is not plugin.module]
+        caller = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
+        found: list[Registration] = []
+
+        def register(obj: Any, *, name: str) -> None:
+            if not isinstance(name, str) or not name:
+                raise TypeError(f"register() needs a non-empty name, got {name!r}")
+            found.append(Registration(source.kind, name, obj, source))
+
+        caller(register=register)
+        self._registrations.extend(found)
+
+    def load_all(self, kind: str | None = None) -> None:
+        """Load every known plugin (of one kind, or all): used by ``plugins list|doctor``."""
+        for plugin in self._plugins:
+            if kind is None or plugin.source.kind == kind:
+                self._load(plugin)
+
+    # -- queries -------------------------------------------------------------------------------
+
+    def sources(self, kind: str | None = None) -> list[PluginSource]:
+        """Known plugin sources (metadata only), in discovery order."""
+        return [p.source for p in self._plugins if kind is None or p.source.kind == kind]
+
+    def names(self, kind: str) -> list[str]:
+        """Every name of ``kind`` that entry points or loaded plugins register (no imports)."""
+        names = {s.name for s in self.sources(kind)}
+        names.update(r.name for r in self._registrations if r.kind == kind)
+        return sorted(names)
+
+    def registrations(self, kind: str | None = None) -> list[Registration]:
+        """Registrations made by plugins loaded so far."""
+        return [r for r in self._registrations if kind is None or r.kind == kind]
+
+    def hooks_of(self, source: PluginSource) -> tuple[str, ...]:
+        """Hook implementations a loaded plugin provides."""
+        for plugin in self._plugins:
+            if plugin.source == source:
+                return plugin.hooks
+        return ()
+
+    def conflicts(self) -> list[tuple[str, str, list[PluginSource]]]:
+        """``(kind, name, claimants)`` for every name with several claimants and no valid pick."""
+        out = []
+        by_key: dict[tuple[str, str], list[PluginSource]] = {}
+        for reg in self._registrations:
+            claimants = by_key.setdefault((reg.kind, reg.name), [])
+            if all(_same_plugin(reg.source, c) is False for c in claimants):
+                claimants.append(reg.source)
+        for (kind, name), claimants in sorted(by_key.items()):
+            if len(claimants) > 1 and self._picked(kind, name, claimants) is None:
+                out.append((kind, name, claimants))
+        return out
+
+    def _picked(self, kind: str, name: str, claimants: list[PluginSource]) -> PluginSource | None:
+        pick = self.picks.get(kind, {}).get(name)
+        if pick is None:
+            return None
+        matches = [c for c in claimants if pick in (c.dist, c.value)]
+        return matches[0] if len(matches) == 1 else None
+
+    def get(self, kind: str, name: str) -> Any:
+        """The object registered as ``kind``/``name``, loading only the plugins that claim it.
+
+        Raises :class:`UnknownPluginError` (:class:`UnknownDestinationError` for destinations),
+        :class:`PluginLoadError` when the claiming plugin failed to load, and
+        :class:`PluginConflictError` when distinct plugins claim the name without a pick.
+        """
+        candidates = [p for p in self._plugins if p.source.kind == kind and p.source.name == name]
+        for plugin in candidates:
+            self._load(plugin)
+        matches = [r for r in self._registrations if r.kind == kind and r.name == name]
+        if not matches:  # a plugin may register names other than its entry-point name
+            self.load_all(kind)
+            matches = [r for r in self._registrations if r.kind == kind and r.name == name]
+        if not matches:
+            failed = [f for f in self.failures if f.source in [c.source for c in candidates]]
+            if failed:
+                f = failed[0]
+                raise PluginLoadError(kind, name, f.source.origin, f.error)
+            if kind == "destination":
+                raise UnknownDestinationError(name, self.names(kind))
+            raise UnknownPluginError(kind, name, self.names(kind))
+        claimants: list[PluginSource] = []
+        for reg in matches:
+            if all(_same_plugin(reg.source, c) is False for c in claimants):
+                claimants.append(reg.source)
+        if len(claimants) > 1:
+            chosen = self._picked(kind, name, claimants)
+            if chosen is None:
+                raise PluginConflictError(kind, name, [c.claimant for c in claimants])
+            matches = [r for r in matches if _same_plugin(r.source, chosen)]
+        return matches[-1].obj
+
+    def has(self, kind: str, name: str) -> bool:
+        """Whether any plugin claims ``kind``/``name`` by entry point (metadata only)."""
+        return any(s.name == name for s in self.sources(kind))
+
+
+def build_registry(
+    picks: Mapping[str, Mapping[str, str]] | None = None,
+) -> PluginRegistry:
+    """The registry for a command: installed entry points plus the project's picks."""
+    return PluginRegistry(picks=picks)
+
+
+Factory = Callable[..., Any]

@@ -1,0 +1,368 @@
+"""The destination-adapter conformance kit.
+
+Subclass :class:`DestinationAdapterSuite` in your package's tests::
+
+    class TestMyAdapter(DestinationAdapterSuite):
+        __test__ = True
+
+        @pytest.fixture
+        def adapter(self):
+            return MyAdapter()
+
+        @pytest.fixture
+        def connection(self, adapter, dataset, tmp_path):
+            client = adapter.connect(ConnectionTarget("mydb", dataset, tmp_path, creds))
+            yield client
+            adapter.close(client)
+
+``dataset`` is a fresh, unique dataset name per test (override it if your engine needs a
+different naming scheme). Tests skip only by the adapter's declared ``capabilities``.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import uuid
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from dlt_ops.adapters import (
+    Column,
+    ColumnType,
+    DestinationAdapter,
+    Statement,
+    TableSpec,
+)
+from dlt_ops.errors import DestinationError, IdentifierError, StatementError
+
+HOSTILE_VALUES = (
+    "x'); DROP TABLE decoy; --",
+    "'; DELETE FROM decoy WHERE '1'='1",
+    'a"b',
+    "?",
+    "%s",
+    "%(x)s",
+    "$1",
+    "@p0",
+    "back\\slash",
+    "semi;colon",
+    "`tick`",
+    "new\nline",
+)
+HOSTILE_IDENTIFIERS = (
+    'a"b',
+    "a;b",
+    "t; DROP TABLE decoy; --",
+    "naïve",
+    "x" * 1024,
+    "",
+    "1abc",
+    "a b",
+    "a`b",
+    "a.b",
+    "{t}",
+)
+
+PROBE = TableSpec(
+    "kit_probe",
+    (
+        Column("id", ColumnType.BIGINT, nullable=False),
+        Column("txt", ColumnType.TEXT),
+        Column("num", ColumnType.DOUBLE),
+        Column("flag", ColumnType.BOOLEAN),
+        Column("ts", ColumnType.TIMESTAMPTZ),
+    ),
+)
+DECOY = TableSpec("decoy", (Column("id", ColumnType.BIGINT),))
+INSERT = Statement("INSERT INTO {kit_probe} (id, txt, num, flag, ts) VALUES (?, ?, ?, ?, ?)")
+SELECT_BY_ID = Statement("SELECT id, txt, num, flag, ts FROM {kit_probe} WHERE id = ?")
+COUNT = Statement("SELECT COUNT(*) FROM {kit_probe}")
+
+
+class DestinationAdapterSuite(abc.ABC):
+    """The adapter contract as tests. Subclass, set ``__test__ = True``, provide fixtures."""
+
+    __test__ = False
+
+    @abc.abstractmethod
+    @pytest.fixture
+    def adapter(self) -> DestinationAdapter:
+        """The adapter under test."""
+
+    @abc.abstractmethod
+    @pytest.fixture
+    def connection(self, adapter: DestinationAdapter, dataset: str) -> Any:
+        """A live client for ``dataset`` (which does not exist yet); closed afterwards."""
+
+    @pytest.fixture
+    def dataset(self) -> str:
+        """A unique, not-yet-existing dataset name."""
+        return f"kit_{uuid.uuid4().hex[:12]}"
+
+    @pytest.fixture
+    def probe(self, adapter: DestinationAdapter, connection: Any, dataset: str) -> Any:
+        """The dataset with the probe table created; yields the client."""
+        adapter.ensure_dataset(connection, dataset)
+        adapter.create_table(connection, dataset, PROBE)
+        return connection
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _insert(adapter: DestinationAdapter, client: Any, dataset: str, *rows: tuple) -> None:
+        for row in rows:
+            adapter.execute(client, dataset, INSERT, row)
+
+    @staticmethod
+    def _row(adapter: DestinationAdapter, client: Any, dataset: str, row_id: int) -> tuple:
+        rows = adapter.query(client, dataset, SELECT_BY_ID, (row_id,))
+        assert len(rows) == 1, f"expected one row with id={row_id}, got {rows}"
+        return rows[0]
+
+    # -- the protocol --------------------------------------------------------------------------
+
+    def test_adapter_satisfies_protocol(self, adapter: DestinationAdapter) -> None:
+        from dlt_ops.destinations import adapter_problems
+
+        assert adapter_problems(adapter) == []
+        assert isinstance(adapter, DestinationAdapter)
+
+    def test_capabilities_are_frozen(self, adapter: DestinationAdapter) -> None:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            adapter.capabilities.rowcount = not adapter.capabilities.rowcount  # type: ignore[misc]
+
+    def test_entry_point_registers_this_adapter(self, adapter: DestinationAdapter) -> None:
+        from dlt_ops.destinations import load_adapter
+        from dlt_ops.plugins import PluginRegistry
+
+        loaded = load_adapter(PluginRegistry(), adapter.name)
+        assert type(loaded) is type(adapter)
+
+    # -- identifiers ---------------------------------------------------------------------------
+
+    @pytest.mark.parametrize("ident", HOSTILE_IDENTIFIERS, ids=lambda s: repr(s[:20]))
+    def test_hostile_identifier_rejected(self, adapter: DestinationAdapter, ident: str) -> None:
+        with pytest.raises(IdentifierError):
+            adapter.quote_identifier(ident)
+        with pytest.raises(IdentifierError):
+            adapter.table_ref("ok_dataset", ident)
+        with pytest.raises(IdentifierError):
+            adapter.table_ref(ident, "ok_table")
+
+    def test_reserved_word_columns_round_trip(
+        self, adapter: DestinationAdapter, connection: Any, dataset: str
+    ) -> None:
+        spec = TableSpec(
+            "kit_reserved",
+            (Column("select", ColumnType.TEXT), Column("order", ColumnType.BIGINT)),
+        )
+        adapter.ensure_dataset(connection, dataset)
+        adapter.create_table(connection, dataset, spec)
+        adapter.execute(
+            connection,
+            dataset,
+            Statement('INSERT INTO {kit_reserved} ("select", "order") VALUES (?, ?)'),
+            ("x", 7),
+        )
+        rows = adapter.query(
+            connection,
+            dataset,
+            Statement('SELECT "select", "order" FROM {kit_reserved} WHERE "order" = ?'),
+            (7,),
+        )
+        assert rows == [("x", 7)]
+        names = [c.name for c in adapter.fetch_columns(connection, dataset, "kit_reserved") or []]
+        assert names == ["select", "order"]
+
+    # -- values are always data ----------------------------------------------------------------
+
+    def test_injection_probe_values_stay_data(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        adapter.create_table(probe, dataset, DECOY)
+        adapter.execute(probe, dataset, Statement("INSERT INTO {decoy} (id) VALUES (?)"), (1,))
+        for i, value in enumerate(HOSTILE_VALUES):
+            self._insert(adapter, probe, dataset, (i, value, None, None, None))
+        for i, value in enumerate(HOSTILE_VALUES):
+            assert self._row(adapter, probe, dataset, i)[1] == value
+        found = adapter.query(
+            probe,
+            dataset,
+            Statement("SELECT id FROM {kit_probe} WHERE txt = ?"),
+            (HOSTILE_VALUES[0],),
+        )
+        assert found == [(0,)]
+        assert adapter.fetch_columns(probe, dataset, "decoy") is not None, "decoy table dropped"
+        assert adapter.query(probe, dataset, Statement("SELECT COUNT(*) FROM {decoy}")) == [(1,)]
+
+    def test_literals_keep_question_marks_and_percents(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        self._insert(adapter, probe, dataset, (1, "a?b%c", None, None, None))
+        rows = adapter.query(
+            probe,
+            dataset,
+            Statement("SELECT id FROM {kit_probe} WHERE txt = 'a?b%c' AND id = ?"),
+            (1,),
+        )
+        assert rows == [(1,)]
+
+    def test_parameter_count_mismatch_raises_before_execution(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        with pytest.raises(StatementError):
+            adapter.execute(probe, dataset, INSERT, (1, "too few"))
+        assert adapter.query(probe, dataset, COUNT) == [(0,)]
+
+    # -- rows affected -------------------------------------------------------------------------
+
+    def test_rows_affected_compare_and_swap(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        if not adapter.capabilities.rowcount:
+            pytest.skip("adapter declares rowcount=False")
+        self._insert(adapter, probe, dataset, (1, "pending", None, None, None))
+        claim = Statement("UPDATE {kit_probe} SET txt = ? WHERE id = ? AND txt = ?")
+        assert adapter.execute(probe, dataset, claim, ("claimed", 1, "pending")) == 1
+        assert adapter.execute(probe, dataset, claim, ("claimed", 1, "pending")) == 0
+        assert self._row(adapter, probe, dataset, 1)[1] == "claimed"
+
+    def test_rows_affected_insert_and_delete(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        if not adapter.capabilities.rowcount:
+            pytest.skip("adapter declares rowcount=False")
+        assert adapter.execute(probe, dataset, INSERT, (1, "a", None, None, None)) == 1
+        self._insert(
+            adapter, probe, dataset, (2, "a", None, None, None), (3, "b", None, None, None)
+        )
+        delete = Statement("DELETE FROM {kit_probe} WHERE txt = ?")
+        assert adapter.execute(probe, dataset, delete, ("a",)) == 2
+        assert adapter.execute(probe, dataset, delete, ("a",)) == 0
+
+    # -- DDL -----------------------------------------------------------------------------------
+
+    def test_ddl_is_idempotent(
+        self, adapter: DestinationAdapter, connection: Any, dataset: str
+    ) -> None:
+        adapter.ensure_dataset(connection, dataset)
+        adapter.ensure_dataset(connection, dataset)
+        adapter.create_table(connection, dataset, PROBE)
+        self._insert(adapter, connection, dataset, (1, "kept", None, None, None))
+        adapter.create_table(connection, dataset, PROBE)
+        assert adapter.query(connection, dataset, COUNT) == [(1,)], "re-create lost rows"
+        adapter.drop_table(connection, dataset, PROBE.name)
+        adapter.drop_table(connection, dataset, PROBE.name)
+        assert adapter.fetch_columns(connection, dataset, PROBE.name) is None
+
+    def test_fetch_columns_absent_table_is_none(
+        self, adapter: DestinationAdapter, connection: Any, dataset: str
+    ) -> None:
+        adapter.ensure_dataset(connection, dataset)
+        assert adapter.fetch_columns(connection, dataset, "no_such_table") is None
+
+    def test_fetch_columns_absent_dataset_is_none(
+        self, adapter: DestinationAdapter, connection: Any, dataset: str
+    ) -> None:
+        assert adapter.fetch_columns(connection, dataset + "_absent", "kit_probe") is None
+
+    def test_fetch_columns_in_declared_order(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        columns = adapter.fetch_columns(probe, dataset, PROBE.name)
+        assert [c.name for c in columns or []] == [c.name for c in PROBE.columns]
+        assert all(c.data_type for c in columns or [])
+
+    def test_not_null_is_enforced(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        with pytest.raises(DestinationError):
+            self._insert(adapter, probe, dataset, (None, "no id", None, None, None))
+
+    def test_unique_constraint_is_enforced(
+        self, adapter: DestinationAdapter, connection: Any, dataset: str
+    ) -> None:
+        if not adapter.capabilities.unique_constraints:
+            pytest.skip("adapter declares unique_constraints=False")
+        spec = TableSpec(
+            "kit_unique",
+            (Column("a", ColumnType.TEXT), Column("b", ColumnType.TEXT)),
+            unique=("a", "b"),
+        )
+        adapter.ensure_dataset(connection, dataset)
+        adapter.create_table(connection, dataset, spec)
+        insert = Statement("INSERT INTO {kit_unique} (a, b) VALUES (?, ?)")
+        adapter.execute(connection, dataset, insert, ("x", "1"))
+        adapter.execute(connection, dataset, insert, ("x", "2"))
+        with pytest.raises(DestinationError):
+            adapter.execute(connection, dataset, insert, ("x", "1"))
+
+    def test_driver_errors_are_destination_errors(
+        self, adapter: DestinationAdapter, connection: Any, dataset: str
+    ) -> None:
+        adapter.ensure_dataset(connection, dataset)
+        with pytest.raises(DestinationError):
+            adapter.query(connection, dataset, Statement("SELECT * FROM {no_such_table}"))
+
+    # -- transactions ----------------------------------------------------------------------------
+
+    def test_transaction_rolls_back_on_error(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        if not adapter.capabilities.transactions:
+            pytest.skip("adapter declares transactions=False")
+        with pytest.raises(RuntimeError):
+            with adapter.transaction(probe):
+                self._insert(adapter, probe, dataset, (1, "gone", None, None, None))
+                raise RuntimeError("abort")
+        with adapter.transaction(probe):
+            self._insert(adapter, probe, dataset, (2, "kept", None, None, None))
+        assert adapter.query(probe, dataset, Statement("SELECT id FROM {kit_probe}")) == [(2,)]
+
+    # -- round trips -----------------------------------------------------------------------------
+
+    def test_unicode_round_trip(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        values = ["Zürich — 東京 — 🚀", "ß" * 1000, "\u00e9\u0301", "tab\tand\\n"]
+        for i, value in enumerate(values):
+            self._insert(adapter, probe, dataset, (i, value, None, None, None))
+        assert [self._row(adapter, probe, dataset, i)[1] for i in range(len(values))] == values
+
+    def test_null_round_trip(self, adapter: DestinationAdapter, probe: Any, dataset: str) -> None:
+        self._insert(adapter, probe, dataset, (1, None, None, None, None))
+        assert self._row(adapter, probe, dataset, 1) == (1, None, None, None, None)
+        nulls = Statement(
+            "SELECT COUNT(*) FROM {kit_probe} WHERE txt IS NULL AND ts IS NULL AND flag IS NULL"
+        )
+        assert adapter.query(probe, dataset, nulls) == [(1,)]
+
+    def test_scalar_types_round_trip(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        self._insert(adapter, probe, dataset, (2**62, "big", 0.1, True, None))
+        self._insert(adapter, probe, dataset, (-5, "neg", -1.5e300, False, None))
+        assert self._row(adapter, probe, dataset, 2**62)[:4] == (2**62, "big", 0.1, True)
+        assert self._row(adapter, probe, dataset, -5)[:4] == (-5, "neg", -1.5e300, False)
+
+    def test_timestamptz_round_trip(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        plus_two = timezone(timedelta(hours=2))
+        stamps = [
+            datetime(2026, 7, 16, 15, 49, 27, 906870, tzinfo=UTC),
+            datetime(2026, 7, 16, 17, 49, 27, 906871, tzinfo=plus_two),
+            datetime(1999, 12, 31, 23, 59, 59, tzinfo=timezone(timedelta(hours=-8))),
+        ]
+        for i, ts in enumerate(stamps):
+            self._insert(adapter, probe, dataset, (i, None, None, None, ts))
+        for i, ts in enumerate(stamps):
+            got = self._row(adapter, probe, dataset, i)[4]
+            assert isinstance(got, datetime) and got.tzinfo is not None, f"naive: {got!r}"
+            assert got == ts, f"{got!r} is not the instant {ts!r}"
+        later = Statement("SELECT id FROM {kit_probe} WHERE ts >= ? ORDER BY id")
+        cutoff = datetime(2026, 7, 16, 15, 49, 27, 906871, tzinfo=UTC)
+        assert adapter.query(probe, dataset, later, (cutoff,)) == [(1,)]

@@ -1,0 +1,1 @@
+"""dlt-ops destination adapter for postgres."""
