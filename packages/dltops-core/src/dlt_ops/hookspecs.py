@@ -103,3 +103,39 @@ def dlt_ops_register_trigger_emitters(register: Register) -> None:
 
     Returns ``None``; the return value is ignored.
     """
+
+
+@hookspec
+def dlt_ops_register_validation_rules(register: Register) -> None:
+    """Register ``dlt-ops pipeline validate`` rules.
+
+    Called once per plugin of kind ``validation_rule`` when validate (or the runtime
+    preflight) first needs the rule catalog; validate loads every plugin of this kind (not
+    ``firstresult``).
+
+    Call ``register(rule, name="<rule_id>")`` for each rule. ``name`` is the rule id users
+    switch in ``[dlt_ops.rules]`` and exempt in ``[sources.X.dlt_ops.rule_exemptions]``; prefix
+    third-party ids with your plugin's name. ``rule`` satisfies
+    :class:`dlt_ops.validate.ValidationRule` (its id, a one-line description, whether it is on by
+    default, and a ``check`` over the discovered project). ``--show-resolved-rules`` lists each
+    rule with the distribution that owns it. A rule id registered by two distinct plugins is a
+    :class:`dlt_ops.errors.PluginConflictError`.
+
+    Returns ``None``; the return value is ignored.
+    """
+
+
+@hookspec
+def dlt_ops_register_secret_backends(register: Register) -> None:
+    """Register secret backends.
+
+    Called once per plugin of kind ``secret_backend`` when a command that runs a source first
+    resolves secrets (not ``firstresult``).
+
+    Call ``register(backend, name="<backend>")`` for each backend (``secrets_toml``, ``airflow``).
+    A backend claims the sources whose secrets it provides and fills dlt's secret providers
+    before the source is instantiated; the runtime preflight re-checks on every run that each
+    source's claimed backend is registered and loads.
+
+    Returns ``None``; the return value is ignored.
+    """

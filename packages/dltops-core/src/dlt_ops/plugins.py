@@ -37,6 +37,8 @@ KIND_HOOKS: Mapping[str, str] = {
     "ledger_sink": "dlt_ops_register_ledger_sinks",
     "assertion_rule": "dlt_ops_register_assertion_rules",
     "trigger_emitter": "dlt_ops_register_trigger_emitters",
+    "validation_rule": "dlt_ops_register_validation_rules",
+    "secret_backend": "dlt_ops_register_secret_backends",
 }
 KINDS: tuple[str, ...] = tuple(KIND_HOOKS)
 
