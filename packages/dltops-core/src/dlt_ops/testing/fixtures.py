@@ -5,7 +5,7 @@ Opt in from a ``conftest.py``: ``pytest_plugins = ["dlt_ops.testing.fixtures"]``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -36,3 +36,36 @@ def plugin_registry() -> Callable[..., PluginRegistry]:
         return registry
 
     return build
+
+
+# -- PostgreSQL (a real server, one per test session) -----------------------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Any]:
+    """A running PostgreSQL server (``dlt_ops.testing.postgres.PostgresServer``) for the session.
+
+    Started from the machine's binaries in a throwaway directory (see
+    :func:`dlt_ops.testing.postgres.running_postgres`) or taken from
+    ``DLTOPS_TEST_POSTGRES_URL``. Skipped when unavailable, except with ``CI=true``, where an
+    unavailable server fails the tests that need it.
+    """
+    import os
+
+    from dlt_ops.testing.postgres import PostgresUnavailable, running_postgres
+
+    try:
+        with running_postgres() as server:
+            yield server
+    except PostgresUnavailable as exc:
+        if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+            pytest.fail(f"PostgreSQL is required in CI and unavailable: {exc}", pytrace=False)
+        pytest.skip(f"PostgreSQL unavailable: {exc}")
+
+
+@pytest.fixture
+def postgres_database(postgres_server: Any) -> Iterator[Any]:
+    """A fresh, empty database on the session's server (dropped afterwards); needs psycopg."""
+    db = postgres_server.create_database()
+    yield db
+    postgres_server.drop_database(db.dbname)
