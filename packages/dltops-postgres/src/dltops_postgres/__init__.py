@@ -1,1 +1,1 @@
-"""dlt-ops destination adapter for postgres."""
+"""dlt-ops destination adapter for PostgreSQL (psycopg 3)."""

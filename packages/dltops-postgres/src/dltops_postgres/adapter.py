@@ -1,0 +1,96 @@
+"""PostgreSQL adapter over psycopg 3: canonical statements render with ``%s`` placeholders.
+
+One autocommit connection serves a whole command; ``transaction()`` opens a real transaction
+(a savepoint when nested). The session time zone is UTC unless the credentials say otherwise,
+so ``TIMESTAMPTZ`` values come back as aware datetimes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, ClassVar
+
+import structlog
+
+from dlt_ops.adapters import Capabilities, ColumnType, ConnectionTarget, SqlAdapterBase
+from dlt_ops.errors import DestinationError, DestinationUnreachableError, DltOpsError
+from dlt_ops.redact import redact
+from dltops_postgres.credentials import describe, libpq_params
+
+log = structlog.get_logger(__name__)
+
+
+class PostgresAdapter(SqlAdapterBase):
+    """PostgreSQL through psycopg 3 (imported only when a connection opens)."""
+
+    name: ClassVar[str] = "postgres"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        create_schema=True,
+        if_exists_ddl=True,
+        unique_constraints=True,
+        transactions=True,
+        rowcount=True,
+        max_identifier_length=63,  # NAMEDATALEN - 1: longer names would be truncated silently
+    )
+    placeholder_style: ClassVar[str] = "format"
+    type_names: ClassVar[Mapping[ColumnType, str]] = {
+        ColumnType.TEXT: "TEXT",
+        ColumnType.BIGINT: "BIGINT",
+        ColumnType.DOUBLE: "DOUBLE PRECISION",
+        ColumnType.BOOLEAN: "BOOLEAN",
+        ColumnType.TIMESTAMPTZ: "TIMESTAMPTZ",
+    }
+
+    # -- driver calls -----------------------------------------------------------------------
+
+    def _open(self, target: ConnectionTarget) -> Any:
+        params = libpq_params(target.credentials, target.connect_timeout_s)
+        where = describe(params)
+        import psycopg  # the driver loads only when a connection opens
+
+        log.debug("postgres.connect", target=where, timeout_s=params["connect_timeout"])
+        try:
+            return psycopg.connect(autocommit=True, **params)
+        except psycopg.ProgrammingError as exc:  # e.g. an unknown libpq option
+            raise DestinationError(
+                f"could not connect to {where}: {redact(str(exc).strip())}. "
+                f"Fix [destination.postgres.credentials]."
+            ) from exc
+        except psycopg.OperationalError as exc:
+            detail = redact(" ".join(str(exc).split()))
+            if "FATAL:" in detail:  # the server answered and refused (auth, unknown database)
+                raise DestinationError(
+                    f"postgres at {where} refused the connection: {detail}. "
+                    f"Check username, password and database."
+                ) from exc
+            raise DestinationUnreachableError(
+                f"could not reach postgres at {params.get('host') or 'localhost'}:"
+                f"{params['port']} ({where}) within {params['connect_timeout']} s: {detail}. "
+                f"Check that the server runs and that host, port and network access are right."
+            ) from exc
+
+    def _run(self, client: Any, sql: str, params: Sequence[Any], *, fetch: bool) -> Any:
+        # Always pass a sequence (even empty) so psycopg turns the escaped ``%%`` back into ``%``.
+        cursor = client.execute(sql, tuple(params))
+        if fetch:
+            return cursor.fetchall()
+        return cursor.rowcount
+
+    def _close(self, client: Any) -> None:
+        client.close()
+
+    # -- transactions -----------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self, client: Any) -> Iterator[None]:
+        """A real transaction on the autocommit connection (a savepoint when nested)."""
+        import psycopg
+
+        try:
+            with client.transaction():
+                yield
+        except DltOpsError:
+            raise
+        except psycopg.Error as exc:  # BEGIN/COMMIT itself failed (e.g. serialization)
+            raise self._wrap(exc, "postgres transaction failed") from exc
