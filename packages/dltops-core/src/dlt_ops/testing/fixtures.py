@@ -69,3 +69,16 @@ def postgres_database(postgres_server: Any) -> Iterator[Any]:
     db = postgres_server.create_database()
     yield db
     postgres_server.drop_database(db.dbname)
+
+
+@pytest.fixture(scope="session")
+def bigquery_emulator() -> Iterator[Any]:
+    """A running BigQuery emulator (``dlt_ops.testing.bigquery.BigQueryEmulator``).
+
+    ``bqemulator`` in its own cached virtualenv, on a free port, stopped at session end (see
+    :func:`dlt_ops.testing.bigquery.run_bigquery_emulator`). Skipped when it cannot be set up,
+    except with ``CI=true``, where that fails the tests that need it.
+    """
+    from dlt_ops.testing.bigquery import emulator_fixture
+
+    yield from emulator_fixture()
