@@ -9,4 +9,4 @@ import tempfile
 os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
 os.environ.setdefault("DLT_DATA_DIR", tempfile.mkdtemp(prefix="dltops-test-dlt-"))
 
-pytest_plugins = ["dlt_ops.testing.fixtures"]
+pytest_plugins = ["dlt_ops.testing.fixtures", "pytester"]

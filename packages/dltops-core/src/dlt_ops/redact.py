@@ -9,7 +9,7 @@ _URL_PASSWORD = re.compile(
     r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:/@\s]*):(?P<pw>[^@\s]+)@"
 )
 _KEY_VALUE = re.compile(
-    r"(?P<key>\b(?:password|passwd|pwd|secret|token|api_key|private_key)\b\s*[=:]\s*)"
+    r"(?P<key>\b(?:password|passwd|pwd|secret|token|api_key|private_key)\b['\"]?\s*[=:]\s*)"
     r"(?P<q>['\"]?)(?P<val>[^'\"\s,;}]+)(?P=q)",
     re.IGNORECASE,
 )

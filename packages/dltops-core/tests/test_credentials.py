@@ -1,0 +1,62 @@
+"""Credentials are found where dlt looks for them, and remembered for redaction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dlt_ops.config.credentials import resolve_credentials
+from dlt_ops.redact import redact
+
+
+def _files(root: Path, config: str = "", secrets: str = "") -> Path:
+    (root / ".dlt").mkdir(parents=True, exist_ok=True)
+    (root / ".dlt" / "config.toml").write_text("[dlt_ops]\n" + config)
+    (root / ".dlt" / "secrets.toml").write_text(secrets)
+    return root
+
+
+def test_connection_string_from_secrets(tmp_path: Path) -> None:
+    root = _files(
+        tmp_path,
+        secrets='[destination.postgres]\ncredentials = "postgresql://u:pw-in-secrets@h:5432/d"\n',
+    )
+    creds = resolve_credentials(root, "postgres", environ={})
+    assert creds == "postgresql://u:pw-in-secrets@h:5432/d"
+    assert "pw-in-secrets" not in redact(f"failed: {creds}")
+
+
+def test_fields_merge_across_providers_env_wins(tmp_path: Path) -> None:
+    root = _files(
+        tmp_path,
+        config='[destination.postgres.credentials]\nhost = "cfg-host"\ndatabase = "db"\n',
+        secrets='[destination.postgres.credentials]\npassword = "from-secrets"\nhost = "s-host"\n',
+    )
+    env = {"DESTINATION__POSTGRES__CREDENTIALS__PASSWORD": "from-env-9"}
+    creds = resolve_credentials(root, "postgres", environ=env)
+    assert creds == {"password": "from-env-9", "host": "s-host", "database": "db"}
+    assert redact("auth failed for from-env-9") == "auth failed for ***"
+
+
+def test_pipeline_scoped_section_wins(tmp_path: Path) -> None:
+    root = _files(
+        tmp_path,
+        config='[destination.duckdb]\ncredentials = "shared.duckdb"\n'
+        '[demo_pipeline.destination.duckdb]\ncredentials = "demo.duckdb"\n',
+    )
+    assert resolve_credentials(root, "duckdb", "demo_pipeline", environ={}) == "demo.duckdb"
+    assert resolve_credentials(root, "duckdb", "other_pipeline", environ={}) == "shared.duckdb"
+
+
+def test_env_connection_string_beats_files(tmp_path: Path) -> None:
+    root = _files(tmp_path, config='[destination.duckdb]\ncredentials = "file.duckdb"\n')
+    env = {"DESTINATION__DUCKDB__CREDENTIALS": "env.duckdb"}
+    assert resolve_credentials(root, "duckdb", environ=env) == "env.duckdb"
+
+
+def test_generic_destination_section_is_the_fallback(tmp_path: Path) -> None:
+    root = _files(tmp_path, config='[destination]\ncredentials = "generic.duckdb"\n')
+    assert resolve_credentials(root, "duckdb", environ={}) == "generic.duckdb"
+
+
+def test_nothing_configured_is_none(tmp_path: Path) -> None:
+    assert resolve_credentials(_files(tmp_path), "duckdb", environ={}) is None

@@ -1,0 +1,127 @@
+"""`dlt-ops plugins doctor|list` against real installed metadata, in a subprocess.
+
+A throwaway distribution is a ``*.dist-info`` folder with ``entry_points.txt`` on
+``PYTHONPATH``: importlib.metadata sees it exactly like a pip-installed package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+CLI = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import run; run()"
+
+
+def _install_dist(site: Path, dist: str, entry_points: str, modules: dict[str, str]) -> None:
+    info = site / f"{dist.replace('-', '_')}-0.0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.0.1\n")
+    (info / "entry_points.txt").write_text(textwrap.dedent(entry_points))
+    for name, body in modules.items():
+        (site / f"{name}.py").write_text(textwrap.dedent(body))
+
+
+def _cli(site: Path | None, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if site is not None:
+        env["PYTHONPATH"] = str(site)
+    return subprocess.run(
+        [sys.executable, "-c", CLI, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def test_doctor_is_ok_on_a_clean_install(tmp_path: Path) -> None:
+    proc = _cli(None, "plugins", "doctor", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "duckdb" in proc.stdout and proc.stdout.rstrip().endswith("plugins doctor: OK")
+
+
+def test_doctor_fails_with_a_broken_plugin_installed(tmp_path: Path) -> None:
+    _install_dist(
+        tmp_path / "site",
+        "broken-dltops-plugin",
+        """
+        [dlt_ops.destination]
+        brokendb = broken_dltops_plugin
+        """,
+        {"broken_dltops_plugin": "raise ImportError('the brokendb SDK is not installed')\n"},
+    )
+    proc = _cli(tmp_path / "site", "plugins", "doctor", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "brokendb" in proc.stdout and "the brokendb SDK is not installed" in proc.stdout
+    assert "1 failure(s)" in proc.stdout
+    # the broken plugin never breaks an unrelated lookup
+    listed = _cli(tmp_path / "site", "plugins", "list", "--json", cwd=tmp_path)
+    assert listed.returncode == 0
+    rows = {r["name"]: r for r in json.loads(listed.stdout)}
+    assert rows["duckdb"]["status"] == "ok" and rows["brokendb"]["status"] == "failed"
+
+
+def test_doctor_reports_a_conflict_and_a_pick_fixes_it(tmp_path: Path) -> None:
+    _install_dist(
+        tmp_path / "site",
+        "other-duckdb",
+        """
+        [dlt_ops.destination]
+        duckdb = other_duckdb_plugin
+        """,
+        {
+            "other_duckdb_plugin": """
+            from dlt_ops import hookimpl
+            from dltops_duckdb.adapter import DuckDBAdapter
+
+            @hookimpl
+            def dlt_ops_register_destinations(register):
+                register(DuckDBAdapter, name="duckdb")
+            """
+        },
+    )
+    proc = _cli(tmp_path / "site", "plugins", "doctor", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "CONFLICT" in proc.stdout and "[dlt_ops.plugins.destination]" in proc.stdout
+    project = tmp_path / "proj"
+    (project / ".dlt").mkdir(parents=True)
+    (project / ".dlt" / "config.toml").write_text(
+        '[dlt_ops]\n[dlt_ops.plugins.destination]\nduckdb = "dltops-duckdb"\n'
+    )
+    fixed = _cli(tmp_path / "site", "plugins", "doctor", cwd=project)
+    assert fixed.returncode == 0, fixed.stdout
+
+
+def test_doctor_flags_an_incomplete_adapter_and_a_misspelled_group(tmp_path: Path) -> None:
+    _install_dist(
+        tmp_path / "site",
+        "half-adapter",
+        """
+        [dlt_ops.destination]
+        halfdb = half_adapter_plugin
+
+        [dlt_ops.destinations]
+        typo = half_adapter_plugin
+        """,
+        {
+            "half_adapter_plugin": """
+            from dlt_ops import hookimpl
+
+            class HalfAdapter:
+                name = "halfdb"
+
+            @hookimpl
+            def dlt_ops_register_destinations(register):
+                register(HalfAdapter, name="halfdb")
+            """
+        },
+    )
+    proc = _cli(tmp_path / "site", "plugins", "doctor", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "halfdb" in proc.stdout and "lacks: connect" in proc.stdout
+    assert "unknown plugin kind 'dlt_ops.destinations'" in proc.stdout
