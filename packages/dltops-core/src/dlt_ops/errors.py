@@ -140,3 +140,133 @@ class StatementError(DltOpsError, ValueError):
 
 class AssertionRuleError(DltOpsError):
     """An assertion type is misconfigured or failed to evaluate."""
+
+
+# -- project discovery, init and runtime preflight ---------------------------------------------
+
+
+class UnknownSourceError(UsageError, LookupError):
+    """A command named a source the project does not define."""
+
+    def __init__(self, name: str, known: Sequence[str]) -> None:
+        self.name, self.known = name, tuple(known)
+        listed = ", ".join(known) if known else "none (run `dlt-ops pipeline list`)"
+        super().__init__(f"unknown source '{name}'; available sources: {listed}.")
+
+
+class DuplicateSourceError(ConfigError):
+    """Two modules define a source with the same name."""
+
+    def __init__(self, name: str, modules: Sequence[Path]) -> None:
+        self.name, self.modules = name, tuple(modules)
+        listed = ", ".join(str(m) for m in modules)
+        super().__init__(
+            f"source '{name}' is defined by more than one module: {listed}. Source names are "
+            f"identities; rename one (@dlt.source(name=...) and its module and config section)."
+        )
+
+
+class ProjectExistsError(DltOpsError):
+    """``init`` refuses to overwrite an existing project."""
+
+
+class SourceImportError(DltOpsError):
+    """A source's module could not be imported (syntax error, raised at import, ...)."""
+
+    def __init__(self, name: str, module: Path, reason: str) -> None:
+        self.name, self.module, self.reason = name, module, reason
+        super().__init__(
+            f"source '{name}' failed to import from {module}: {reason}. "
+            f"Fix the module; `dlt-ops pipeline validate` shows every problem."
+        )
+
+
+class ImportSafetyError(SourceImportError):
+    """A source's module does network I/O, writes files, spawns processes or runs a pipeline
+    at import time, so dlt-ops refuses to import it."""
+
+    def __init__(self, name: str, module: Path, violations: Sequence[str]) -> None:
+        self.violations = tuple(violations)
+        reason = "violates import safety at import time: " + "; ".join(violations)
+        super().__init__(name, module, reason)
+        self.args = (
+            f"source '{name}' {reason}. Move that work into the source or resource function, "
+            f"or opt out with [dlt_ops.rules] import_safety = false.",
+        )
+
+
+class PreflightError(DltOpsError):
+    """A run or backfill was refused before extract (reference Tier 2). Exit code 1."""
+
+
+class PluginNotRegisteredError(PreflightError):
+    """The run references a plugin (secret backend, alert sink, assertion type) nobody registers."""
+
+    def __init__(self, kind: str, name: str, known: Sequence[str], needed_by: str) -> None:
+        self.kind, self.name, self.known = kind, name, tuple(known)
+        super().__init__(
+            f"{needed_by} needs {kind} plugin '{name}', but none is registered (registered: "
+            f"{', '.join(known) or 'none'}). Install a package that provides it under the "
+            f"'dlt_ops.{kind}' entry-point group; inspect with `dlt-ops plugins doctor`."
+        )
+
+
+class PluginLoadFailedError(PreflightError):
+    """A plugin the run needs is installed but failed to load."""
+
+    def __init__(self, kind: str, name: str, cause: str) -> None:
+        self.kind, self.name, self.cause = kind, name, cause
+        super().__init__(
+            f"{kind} plugin '{name}' failed to load: {cause}. Run `dlt-ops plugins doctor` "
+            f"for details; reinstall or remove that distribution."
+        )
+
+
+class DestinationNotResolvableError(PreflightError):
+    """dlt does not know the configured destination."""
+
+
+class AdapterCapabilityError(PreflightError):
+    """The registered adapter is incomplete (missing protocol members)."""
+
+
+class DestinationCapabilityError(PreflightError):
+    """The destination has no adapter but the run engages adapter-gated features."""
+
+    def __init__(
+        self,
+        destination: str,
+        engaged: Sequence[str],
+        gated: Sequence[str],
+        registered: Sequence[str],
+    ) -> None:
+        self.destination, self.engaged = destination, tuple(engaged)
+        super().__init__(
+            f"destination '{destination}' has no registered DestinationAdapter (core tier), but "
+            f"this run engages adapter-gated feature(s): {', '.join(engaged)}. Features gated "
+            f"on an adapter: {', '.join(gated)}. Registered adapters: "
+            f"{', '.join(registered) or 'none'}. Fix: install an adapter package for "
+            f"'{destination}' (e.g. `pip install dltops-{destination}`), or opt in to a derived "
+            f'adapter with [dlt_ops] derived_adapters = ["{destination}"], or turn the '
+            f"feature off for this source."
+        )
+
+
+class UnknownRuleIdError(PreflightError):
+    """``[dlt_ops.rules]`` names a rule id no installed plugin registers."""
+
+
+class SecretBackendError(PreflightError):
+    """A source's secret backend is ambiguous or cannot serve it."""
+
+
+class MissingIncrementalCursorError(PreflightError):
+    """A windowed run selects resources without an incremental cursor."""
+
+    def __init__(self, resources: Sequence[str]) -> None:
+        self.resources = tuple(resources)
+        super().__init__(
+            "window bounds were supplied but resource(s) without an incremental cursor are "
+            f"selected: {', '.join(resources)}. Declare a dlt.sources.incremental cursor or "
+            "deselect them."
+        )

@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 
 from dlt_ops import __version__
+from dlt_ops.cli.init import init
+from dlt_ops.cli.pipeline import pipeline_app
 from dlt_ops.cli.plugins import plugins_app
 from dlt_ops.cli.state import AppState
 
@@ -19,6 +21,8 @@ app = typer.Typer(
     add_completion=True,
 )
 app.add_typer(plugins_app, name="plugins")
+app.add_typer(pipeline_app, name="pipeline")
+app.command("init")(init)
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,39 @@
+"""``dlt-ops init [ROOT] [-p NAME] [--example]``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def init(
+    root: Annotated[
+        Path, typer.Argument(help="Directory to scaffold (created if missing).", file_okay=False)
+    ] = Path("."),
+    pipeline: Annotated[
+        str,
+        typer.Option("--pipeline", "-p", help="Name of the starter pipeline directory."),
+    ] = "my_pipeline",
+    example: Annotated[
+        bool,
+        typer.Option("--example", help="Add the runnable, network-free demo_events source."),
+    ] = False,
+) -> None:
+    """Scaffold a dlt-ops project; refuses to overwrite an existing one."""
+    from dlt_ops.project.scaffold import EXAMPLE_SOURCE, init_project
+
+    result = init_project(root, pipeline, example=example)
+    typer.echo(f"\n✓ Initialized dlt-ops project at {result.root}\n")
+    for rel in result.created:
+        typer.echo(f"  {rel}")
+    typer.echo("\nNext steps:")
+    if example:
+        typer.echo(f"  1. Try the example: dlt-ops pipeline run -s {EXAMPLE_SOURCE} -y")
+    else:
+        typer.echo(
+            f"  1. Write a source: {pipeline}/source/<name>.py "
+            f"(module name = [sources.<name>] in .dlt/config.toml)"
+        )
+    typer.echo("  2. Validate the project: dlt-ops pipeline validate")

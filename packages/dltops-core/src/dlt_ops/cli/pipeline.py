@@ -1,0 +1,16 @@
+"""The ``dlt-ops pipeline`` command group. Each command lives in its own module and is attached
+here; other modules (run, status, ...) add theirs with ``pipeline_app.command(...)``."""
+
+from __future__ import annotations
+
+import typer
+
+from dlt_ops.cli.pipeline_list import list_sources, show_resources
+from dlt_ops.cli.validate import validate
+
+pipeline_app = typer.Typer(
+    no_args_is_help=True, help="Discover, validate and run the project's sources."
+)
+pipeline_app.command("list")(list_sources)
+pipeline_app.command("resources")(show_resources)
+pipeline_app.command("validate")(validate)

@@ -1,0 +1,106 @@
+"""Phase 1 discovery: walk the project tree and scan every module's AST.
+
+Pure and import-free: it never imports project code, never touches a destination, and depends
+only on paths *relative to the project root* — not on the current directory and not on folder
+names above the root (the reference skipped files under any ``tests`` path component).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import structlog
+
+from dlt_ops.project.ast_scan import scan_file
+from dlt_ops.project.model import (
+    RESOURCE_DIR,
+    SOURCE_DIR,
+    ModuleFacts,
+    Pipeline,
+    Project,
+    SourceInfo,
+    UnloadableModule,
+)
+
+log = structlog.get_logger(__name__)
+
+
+def _py_files(directory: Path) -> list[Path]:
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.glob("*.py") if p.is_file() and not p.name.startswith("_"))
+
+
+def _pipeline_reason(path: Path) -> str | None:
+    """Why ``path`` is not a pipeline directory (``None`` when it is one)."""
+    if not path.is_dir():
+        return "not a directory"
+    if path.name.startswith((".", "_")):
+        return "name starts with '.' or '_'"
+    if not (path / SOURCE_DIR).is_dir():
+        return f"no {SOURCE_DIR}/ directory"
+    if not _py_files(path / SOURCE_DIR):
+        return f"{SOURCE_DIR}/ holds no module"
+    return None
+
+
+def _dedupe(names: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(names))
+
+
+def discover(root: Path) -> Project:
+    """Scan ``root`` (Phase 1): pipelines, sources and their static resources."""
+    root = root.resolve()
+    pipelines: list[Pipeline] = []
+    sources: dict[str, SourceInfo] = {}
+    seen: dict[str, list[Path]] = {}
+    unloadable: list[UnloadableModule] = []
+    rejected: list[tuple[str, str]] = []
+    for entry in sorted(root.iterdir()):
+        reason = _pipeline_reason(entry)
+        if reason is not None:
+            if entry.is_dir():
+                rejected.append((entry.name, reason))
+                log.debug("discovery.dir_skipped", dir=entry.name, reason=reason)
+            continue
+        resource_modules = tuple(scan_file(p) for p in _py_files(entry / RESOURCE_DIR))
+        for facts in resource_modules:
+            if facts.error:
+                log.warning("discovery.module_skipped", path=str(facts.path), error=facts.error)
+        shared = [r.name for m in resource_modules if not m.error for r in m.resources]
+        shared_checkpoints = any(m.uses_checkpoints for m in resource_modules)
+        source_modules: list[ModuleFacts] = []
+        for path in _py_files(entry / SOURCE_DIR):
+            facts = scan_file(path)
+            source_modules.append(facts)
+            if facts.error:
+                unloadable.append(UnloadableModule(entry.name, path, facts.error))
+                continue
+            own = [r.name for r in facts.resources]
+            for decl in facts.sources:
+                info = SourceInfo(
+                    name=decl.key,
+                    pipeline=entry.name,
+                    pipeline_dir=entry,
+                    module_path=path,
+                    function_name=decl.function_name,
+                    explicit_name=decl.explicit_name,
+                    lineno=decl.lineno,
+                    static_resources=_dedupe(own + shared),
+                    uses_checkpoints=facts.uses_checkpoints or shared_checkpoints,
+                    secret_defaults=decl.secret_defaults,
+                )
+                seen.setdefault(info.name, []).append(path)
+                sources.setdefault(info.name, info)  # first wins; duplicates are reported
+        pipelines.append(Pipeline(entry.name, entry, tuple(source_modules), resource_modules))
+    duplicates = tuple((n, tuple(ps)) for n, ps in sorted(seen.items()) if len(ps) > 1)
+    for name, paths in duplicates:
+        log.warning("discovery.duplicate_source", source=name, modules=[str(p) for p in paths])
+    return Project(
+        root=root,
+        pipelines=tuple(pipelines),
+        sources=dict(sorted(sources.items())),
+        unloadable=tuple(unloadable),
+        duplicates=duplicates,
+        rejected_dirs=tuple(rejected),
+    )

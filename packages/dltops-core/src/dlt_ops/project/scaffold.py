@@ -1,0 +1,115 @@
+"""``dlt-ops init``: scaffold a project that validates and runs out of the box.
+
+Templates are package data (``dlt_ops/project/templates``) so tests and docs render the same
+canonical example instead of copying it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import structlog
+
+from dlt_ops.config.root import CONFIG_RELPATH
+from dlt_ops.errors import ProjectExistsError, UsageError
+from dlt_ops.project.model import RESOURCE_DIR, SOURCE_DIR
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_PIPELINE_NAME = "my_pipeline"
+EXAMPLE_SOURCE = "demo_events"
+EXAMPLE_RESOURCE = "events"
+EXAMPLE_DATASET = "demo_data"
+EXAMPLE_ROW_COUNT = 6
+GITIGNORE_LINES = (".dlt-ops/", "*.duckdb", "*.duckdb.wal", ".dlt/secrets.toml")
+
+
+def template(name: str) -> str:
+    """The text of one packaged template."""
+    return resources.files("dlt_ops.project").joinpath("templates", name).read_text("utf-8")
+
+
+def check_pipeline_name(name: str) -> str:
+    """A pipeline directory name must be an identifier not starting with ``_``."""
+    if not name.isidentifier() or name.startswith("_"):
+        raise UsageError(
+            f"--pipeline {name!r} is not a valid pipeline name: use letters, digits and "
+            f"underscores, starting with a letter (e.g. {DEFAULT_PIPELINE_NAME})."
+        )
+    return name
+
+
+@dataclass
+class InitResult:
+    """What ``init`` created, relative to the project root."""
+
+    root: Path
+    created: list[str] = field(default_factory=list)
+    example: bool = False
+
+
+def _write(root: Path, rel: str, text: str, result: InitResult) -> None:
+    path = root / rel
+    if path.exists():  # never overwrite a user's file
+        log.info("init.kept_existing", path=rel)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    result.created.append(rel)
+
+
+def _gitignore(root: Path, result: InitResult) -> None:
+    path = root / ".gitignore"
+    if not path.exists():
+        _write(root, ".gitignore", template("gitignore.tmpl"), result)
+        return
+    present = set(path.read_text(encoding="utf-8").splitlines())
+    missing = [line for line in GITIGNORE_LINES if line not in present]
+    if missing:
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write("\n# dlt-ops\n" + "\n".join(missing) + "\n")
+        result.created.append(".gitignore (appended)")
+
+
+def init_project(
+    root: Path, pipeline: str = DEFAULT_PIPELINE_NAME, *, example: bool = False
+) -> InitResult:
+    """Scaffold a project at ``root``; refuses when ``.dlt/config.toml`` already exists."""
+    check_pipeline_name(pipeline)
+    root = root.expanduser().resolve()
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"{root} exists and is not a directory.")
+    config = root / CONFIG_RELPATH
+    if config.exists():
+        raise ProjectExistsError(
+            f"{config} already exists; refusing to overwrite it. There is no --force: remove "
+            f"the file yourself to re-initialize, or run init in another directory."
+        )
+    result = InitResult(root=root, example=example)
+    text = template("config.toml.tmpl")
+    if example:
+        text += template("config_example.toml.tmpl")
+    _write(root, str(CONFIG_RELPATH), text, result)
+    _write(root, ".dlt/secrets.toml", template("secrets.toml.tmpl"), result)
+    _gitignore(root, result)
+    for sub in (SOURCE_DIR, RESOURCE_DIR):
+        (root / pipeline / sub).mkdir(parents=True, exist_ok=True)
+        if not example:
+            _write(root, f"{pipeline}/{sub}/.gitkeep", "", result)
+    if example:
+        _write(
+            root,
+            f"{pipeline}/{SOURCE_DIR}/{EXAMPLE_SOURCE}.py",
+            template("demo_events_source.py.tmpl"),
+            result,
+        )
+        _write(
+            root,
+            f"{pipeline}/{RESOURCE_DIR}/{EXAMPLE_RESOURCE}.py",
+            template("events_resource.py.tmpl"),
+            result,
+        )
+    log.debug("init.done", root=str(root), created=result.created)
+    return result

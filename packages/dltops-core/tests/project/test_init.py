@@ -1,0 +1,63 @@
+"""``dlt-ops init``: what it writes, what it refuses, and that the result discovers cleanly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dlt_ops.config import load_project_config
+from dlt_ops.project import discover
+from dlt_ops.project.scaffold import GITIGNORE_LINES, init_project
+
+
+def test_plain_init(cli, tmp_path: Path) -> None:
+    result = cli(*["init", str(tmp_path / "demo")])
+    assert result.exit_code == 0, result.output
+    root = tmp_path / "demo"
+    config = load_project_config(root)
+    assert config.default_destination == "duckdb"
+    assert config.default_dataset
+    assert config.warnings == ()
+    ignored = (root / ".gitignore").read_text().splitlines()
+    assert set(GITIGNORE_LINES) <= set(ignored)
+    assert (root / "my_pipeline/source/.gitkeep").exists()
+    assert discover(root).sources == {}
+
+
+def test_example_init(cli, tmp_path: Path) -> None:
+    result = cli(*["init", str(tmp_path / "demo"), "--example", "-p", "pipes"])
+    assert result.exit_code == 0, result.output
+    assert "dlt-ops pipeline run -s demo_events -y" in result.output
+    root = tmp_path / "demo"
+    config = load_project_config(root)
+    assert config.source("demo_events").schedule == "@daily"
+    assert config.dataset_for("demo_events") == "demo_data"
+    info = discover(root).source("demo_events")
+    assert info.static_resources == ("events",)
+    assert info.pipeline == "pipes"
+
+
+def test_refuses_existing_project(cli, tmp_path: Path) -> None:
+    init_project(tmp_path)
+    before = (tmp_path / ".dlt/config.toml").read_text()
+    result = cli(*["init", str(tmp_path), "--example"])
+    assert result.exit_code == 1
+    assert "already exists" in result.stderr
+    assert (tmp_path / ".dlt/config.toml").read_text() == before
+    assert not (tmp_path / "my_pipeline/source/demo_events.py").exists()
+
+
+@pytest.mark.parametrize("name", ["_private", "1abc", "my-pipe", "a b"])
+def test_invalid_pipeline_name_writes_nothing(cli, tmp_path: Path, name: str) -> None:
+    result = cli(*["init", str(tmp_path / "demo"), "-p", name])
+    assert result.exit_code == 2
+    assert not (tmp_path / "demo").exists()
+
+
+def test_existing_gitignore_is_appended_not_replaced(cli, tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("node_modules/\n")
+    init_project(tmp_path)
+    lines = (tmp_path / ".gitignore").read_text().splitlines()
+    assert lines[0] == "node_modules/"
+    assert ".dlt-ops/" in lines
