@@ -3,17 +3,29 @@
 One autocommit connection serves a whole command; ``transaction()`` opens a real transaction
 (a savepoint when nested). The session time zone is UTC unless the credentials say otherwise,
 so ``TIMESTAMPTZ`` values come back as aware datetimes.
+
+``CREATE ... IF NOT EXISTS`` is not safe against itself in PostgreSQL: two sessions creating
+the same schema or table at once both pass the existence check and one fails on a catalog
+unique index. Concurrent backfill workers do exactly that, so each DDL call runs in a short
+transaction holding an advisory lock keyed by the dataset.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import structlog
 
-from dlt_ops.adapters import Capabilities, ColumnType, ConnectionTarget, SqlAdapterBase
+from dlt_ops.adapters import (
+    Capabilities,
+    ColumnType,
+    ConnectionTarget,
+    SqlAdapterBase,
+    TableSpec,
+)
 from dlt_ops.errors import DestinationError, DestinationUnreachableError, DltOpsError
 from dlt_ops.redact import redact
 from dltops_postgres.credentials import describe, libpq_params
@@ -94,3 +106,32 @@ class PostgresAdapter(SqlAdapterBase):
             raise
         except psycopg.Error as exc:  # BEGIN/COMMIT itself failed (e.g. serialization)
             raise self._wrap(exc, "postgres transaction failed") from exc
+
+    # -- DDL, serialized per dataset ------------------------------------------------------------
+
+    @contextmanager
+    def _ddl_lock(self, client: Any, dataset: str) -> Iterator[None]:
+        self.quote_identifier(dataset)  # reject a bad name before opening a transaction
+        digest = hashlib.blake2b(f"dlt_ops.ddl:{dataset}".encode(), digest_size=8).digest()
+        key = int.from_bytes(digest, "big", signed=True)
+        with self.transaction(client):
+            try:
+                self._run(client, "SELECT pg_advisory_xact_lock(%s)", (key,), fetch=True)
+            except Exception as exc:
+                raise self._wrap(exc, f"could not lock dataset {dataset} for DDL") from exc
+            yield
+
+    def ensure_dataset(self, client: Any, dataset: str) -> None:
+        """``CREATE SCHEMA IF NOT EXISTS``, safe when several workers race to it."""
+        with self._ddl_lock(client, dataset):
+            super().ensure_dataset(client, dataset)
+
+    def create_table(self, client: Any, dataset: str, spec: TableSpec) -> None:
+        """``CREATE TABLE IF NOT EXISTS``, safe when several workers race to it."""
+        with self._ddl_lock(client, dataset):
+            super().create_table(client, dataset, spec)
+
+    def drop_table(self, client: Any, dataset: str, table: str) -> None:
+        """``DROP TABLE IF EXISTS`` (idempotent, serialized like creation)."""
+        with self._ddl_lock(client, dataset):
+            super().drop_table(client, dataset, table)

@@ -62,8 +62,9 @@ def _as_int(name: str, value: Any) -> int:
         return int(value)
     except (TypeError, ValueError):
         raise ConfigError(
-            f"postgres credentials field '{name}' must be a whole number, got {value!r}. "
-            f"Fix [destination.postgres.credentials] {name}."
+            f"postgres credentials field '{name}' must be a whole number, got {value!r}. Fix "
+            f"{name} in [destination.postgres.credentials] or DESTINATION__POSTGRES__CREDENTIALS__"
+            f"{name.upper()}."
         ) from None
 
 

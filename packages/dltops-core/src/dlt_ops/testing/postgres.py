@@ -2,10 +2,12 @@
 
 :func:`running_postgres` starts one from the machine's server binaries
 (``/usr/lib/postgresql/<highest version>/bin``, else ``initdb``/``pg_ctl`` on ``PATH``): a fresh
-cluster under ``/tmp``, trust authentication, listening on 127.0.0.1 on a free port, durability
-switched off for speed. PostgreSQL refuses to run as root, so when the process is root every
-server command runs as the ``postgres`` user through ``runuser``. On exit the server is stopped
-(``pg_ctl -m fast``) and the directory removed.
+cluster under ``/tmp``, listening on 127.0.0.1 on a free port, durability switched off for
+speed. The ``postgres`` superuser connects without a password (trust); every other role must
+present its password (scram), so tests can tell which password a credential lookup chose.
+PostgreSQL refuses to run as root, so when the process is root every server command runs as
+the ``postgres`` user through ``runuser``. On exit the server is stopped (``pg_ctl -m fast``)
+and the directory removed.
 
 When ``DLTOPS_TEST_POSTGRES_URL`` is set, that server is used instead and nothing is started.
 
@@ -39,6 +41,17 @@ _SERVER_OPTIONS = (
 )
 
 
+# The superuser needs no password (so does dlt's "unused" one); every other role must present
+# its real password, so tests can prove which password a credential lookup picked.
+_HBA = """\
+local all all                       trust
+host  all postgres 127.0.0.1/32     trust
+host  all postgres ::1/128          trust
+host  all all      127.0.0.1/32     scram-sha-256
+host  all all      ::1/128          scram-sha-256
+"""
+
+
 class PostgresUnavailable(RuntimeError):
     """No PostgreSQL server could be started or reached; the message says why and what to do."""
 
@@ -53,6 +66,14 @@ class PostgresServer:
     password: str = ""
     dbname: str = "postgres"
     data_dir: Path | None = None  # None when the server was not started by us
+
+    @property
+    def password_auth(self) -> bool:
+        """Whether roles other than the superuser must present their password.
+
+        True for servers started here; unknown (reported False) for ``DLTOPS_TEST_POSTGRES_URL``.
+        """
+        return self.data_dir is not None
 
     def _url(self, password: str) -> str:
         auth = quote(self.user, safe="")
@@ -182,6 +203,8 @@ class _Cluster:
             "initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8",
             "--no-locale", "--no-sync",
         )  # fmt: skip
+        # Rewrite in place (ownership stays with the server's user): first match wins.
+        (self.data / "pg_hba.conf").write_text(_HBA)
 
     def start(self, port: int) -> subprocess.CompletedProcess[str]:
         opts = f"-h 127.0.0.1 -p {port} -k {self.root} {_SERVER_OPTIONS}"
