@@ -1,0 +1,176 @@
+"""Phase 2: sandbox-check source modules, import the clean ones, attach and instantiate sources.
+
+The runner uses :func:`load_source` (one source, typed errors); ``validate`` uses
+:func:`introspect` (many sources, failures kept as data so every problem is reported).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import structlog
+
+from dlt_ops.config import ProjectConfig
+from dlt_ops.errors import ImportSafetyError, SourceImportError
+from dlt_ops.project.loader import import_source_module, use_project_dir
+from dlt_ops.project.model import Project, SourceInfo
+from dlt_ops.project.sandbox import (
+    DEFAULT_TIMEOUT_S,
+    ModuleJob,
+    Verdict,
+    module_digest,
+    verdicts,
+)
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class Introspection:
+    """Phase-2 outcome for one source.
+
+    ``import_error`` explains why the source is unusable (parse error, sandbox violations,
+    raised at import, function missing); when it is ``None``, ``source_fn`` is the decorated
+    ``@dlt.source`` function. With ``instantiate=True``, ``source`` is ``source_fn()`` (a
+    ``DltSource``) or ``instantiate_error`` says why calling it failed (e.g. missing secrets).
+    """
+
+    info: SourceInfo
+    verdict: Verdict | None = None
+    import_error: str | None = None
+    module: ModuleType | None = None
+    source_fn: Callable[..., Any] | None = None
+    source: Any = None
+    instantiate_error: str | None = None
+
+    @property
+    def imported(self) -> bool:
+        """The module imported cleanly and the source function exists."""
+        return self.source_fn is not None
+
+    @property
+    def live_resources(self) -> tuple[str, ...] | None:
+        """Resource names of the instantiated source, ``None`` when not instantiated."""
+        if self.source is None:
+            return None
+        return tuple(self.source.resources.keys())
+
+
+def sandbox_enabled(config: ProjectConfig) -> bool:
+    """``[dlt_ops.rules] import_safety = false`` is the only way to turn the sandbox off."""
+    return config.rules.get("import_safety") is not False
+
+
+def introspect(
+    project: Project,
+    config: ProjectConfig,
+    names: Iterable[str] | None = None,
+    *,
+    instantiate: bool = True,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    use_cache: bool = True,
+    on_module: Callable[[Path, Verdict], None] | None = None,
+) -> dict[str, Introspection]:
+    """Phase 2 over ``names`` (default: every source); never raises for a broken source."""
+    selected = [project.sources[n] for n in (names if names is not None else project.sources)]
+    use_project_dir(project.root)
+    modules = {s.module_path: s for s in selected}
+    found: dict[Path, Verdict] = {}
+    if sandbox_enabled(config) and modules:
+        jobs = [
+            ModuleJob(
+                project.root, s.pipeline, path, module_digest(project.root, s.pipeline_dir, path)
+            )  # fmt: skip
+            for path, s in modules.items()
+        ]
+        found = verdicts(
+            jobs,
+            timeout=timeout,
+            use_cache=use_cache,
+            on_done=(lambda job, v: on_module(job.module, v)) if on_module else None,
+        )
+    imported: dict[Path, ModuleType | str] = {}
+    out: dict[str, Introspection] = {}
+    for info in selected:
+        result = Introspection(info=info, verdict=found.get(info.module_path))
+        out[info.name] = result
+        verdict = result.verdict
+        if verdict is not None and not verdict.clean:
+            result.import_error = _verdict_error(verdict, project.root)
+            continue
+        if info.module_path not in imported:
+            try:
+                imported[info.module_path] = import_source_module(
+                    project.root, info.pipeline, info.module_path
+                )
+            except BaseException as exc:  # noqa: B036 - user code may raise SystemExit
+                imported[info.module_path] = f"module raised at import: {_describe(exc)}"
+        module = imported[info.module_path]
+        if isinstance(module, str):
+            result.import_error = module
+            continue
+        result.module = module
+        fn = getattr(module, info.function_name, None)
+        if not callable(fn):
+            result.import_error = (
+                f"module loaded but '{info.function_name}' is missing or not callable"
+            )
+            continue
+        result.source_fn = fn
+        if instantiate:
+            try:
+                result.source = fn()
+            except Exception as exc:
+                result.instantiate_error = _describe(exc)
+                log.warning("introspect.instantiate_failed", source=info.name,
+                            error=result.instantiate_error)  # fmt: skip
+    return out
+
+
+def _describe(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:400]}"
+
+
+def _verdict_error(verdict: Verdict, root: Path) -> str:
+    if verdict.sandbox_error:
+        return f"import-safety check failed: {verdict.sandbox_error}"
+    if verdict.violations:
+        listed = "; ".join(v.describe(root) for v in verdict.violations[:5])
+        return (
+            f"not imported: violates import safety at import time: {listed}. Move that work "
+            f"into the source or resource function, or opt out with [dlt_ops.rules] "
+            f"import_safety = false."
+        )
+    return str(verdict.import_error)
+
+
+def load_source(
+    project: Project,
+    config: ProjectConfig,
+    name: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> Introspection:
+    """Sandbox-check and import one source for a run; raises a typed error when unusable.
+
+    Raises :class:`~dlt_ops.errors.UnknownSourceError` / ``DuplicateSourceError`` for a bad
+    name, :class:`~dlt_ops.errors.ImportSafetyError` when the module has import-time side
+    effects, :class:`~dlt_ops.errors.SourceImportError` for any other import failure. The
+    returned ``Introspection`` has ``source_fn`` set and is *not* instantiated: the runner
+    calls ``source_fn()`` itself (inside its ledger bookkeeping).
+    """
+    info = project.source(name)
+    result = introspect(project, config, [info.name], instantiate=False, timeout=timeout)[name]
+    if result.imported:
+        return result
+    verdict = result.verdict
+    if verdict is not None and verdict.violations:
+        raise ImportSafetyError(
+            name, info.module_path, [v.describe(project.root) for v in verdict.violations]
+        )
+    raise SourceImportError(name, info.module_path, result.import_error or "unknown error")
