@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from dlt_ops.adapters import ConnectionTarget, DestinationSession, Statement
 from dlt_ops.testing.postgres import (
     ENV_URL,
     PostgresServer,
@@ -15,6 +16,7 @@ from dlt_ops.testing.postgres import (
     free_port,
     running_postgres,
 )
+from dltops_postgres.adapter import PostgresAdapter
 
 
 def _accepts(host: str, port: int) -> bool:
@@ -39,6 +41,10 @@ def test_started_server_is_private_and_cleaned_up(monkeypatch: pytest.MonkeyPatc
             row = conn.execute("SELECT current_setting('fsync'), current_user").fetchone()
         assert row == ("off", "postgres")
         assert server.dlt_url == f"postgresql://postgres:unused@127.0.0.1:{server.port}/postgres"
+        # dlt's field form, as the adapter receives it from .dlt/secrets.toml
+        target = ConnectionTarget("postgres", "ds", Path("."), credentials=server.credentials)
+        with DestinationSession.open(PostgresAdapter(), target) as session:
+            assert session.query(Statement("SELECT current_user")) == [("postgres",)]
     assert not root.exists()
     assert not _accepts("127.0.0.1", server.port)
 
