@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from dlt_ops.adapters import (
     Capabilities,
@@ -21,6 +22,30 @@ _DLT_PREFIX = "dlt.destinations."
 def engine_name(destination: str) -> str:
     """dlt's engine name for a destination reference (``dlt.destinations.duckdb`` → ``duckdb``)."""
     return destination[len(_DLT_PREFIX) :] if destination.startswith(_DLT_PREFIX) else destination
+
+
+DUCKDB_MEMORY = ":memory:"
+
+
+def duckdb_database_path(target: ConnectionTarget) -> str:
+    """The DuckDB file dlt would use, resolved against the project root (never the cwd).
+
+    Accepts dlt's forms: a path, ``duckdb:///path``, a ``{"database": path}`` mapping, or
+    nothing (dlt's default ``<pipeline_name>.duckdb``). Lives in core because both the adapter
+    and the runner (which pins dlt to the same file) need it, adapter installed or not.
+    """
+    creds = target.credentials
+    if isinstance(creds, dict):
+        creds = creds.get("database")
+    if isinstance(creds, str) and creds.startswith("duckdb:///"):
+        creds = creds[len("duckdb:///") :]
+    if creds is None or creds == "":
+        creds = f"{target.pipeline_name or target.dataset}.duckdb"
+    creds = str(creds)
+    if creds.startswith(DUCKDB_MEMORY):
+        return DUCKDB_MEMORY
+    path = Path(creds).expanduser()
+    return str(path if path.is_absolute() else target.project_root / path)
 
 
 def pipeline_name_for(source: str) -> str:
@@ -96,7 +121,9 @@ def resolve_destination(
     )
 
 
-def connection_target(config: ProjectConfig, where: ResolvedDestination) -> ConnectionTarget:
+def connection_target(
+    config: ProjectConfig, where: ResolvedDestination, *, read_only: bool = False
+) -> ConnectionTarget:
     """The adapter's connection target, with credentials looked up as dlt would."""
     return ConnectionTarget(
         destination=where.engine,
@@ -105,6 +132,7 @@ def connection_target(config: ProjectConfig, where: ResolvedDestination) -> Conn
         credentials=resolve_credentials(config.root, where.engine, where.pipeline_name),
         pipeline_name=where.pipeline_name,
         connect_timeout_s=config.connect_timeout,
+        read_only=read_only,
     )
 
 

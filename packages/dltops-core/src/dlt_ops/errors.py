@@ -270,3 +270,17 @@ class MissingIncrementalCursorError(PreflightError):
             f"selected: {', '.join(resources)}. Declare a dlt.sources.incremental cursor or "
             "deselect them."
         )
+
+
+# -- runs ---------------------------------------------------------------------------------------
+
+
+class UnknownResourceError(UsageError, LookupError):
+    """``--resource`` names a resource the source does not have."""
+
+    def __init__(self, source: str, unknown: Sequence[str], known: Sequence[str]) -> None:
+        self.source, self.unknown, self.known = source, tuple(unknown), tuple(known)
+        super().__init__(
+            f"source '{source}' has no resource(s) {', '.join(unknown)}; "
+            f"its resources are: {', '.join(known) or 'none'}."
+        )

@@ -62,11 +62,15 @@ def dlt_ops_register_ledger_sinks(register: Register) -> None:
     ``firstresult``).
 
     Call ``register(factory, name="<sink>")`` for each sink. ``name`` is what users list in
-    ``[dlt_ops] ledger_sinks``; ``factory`` is a callable taking the sink's options mapping
-    (from ``[dlt_ops.ledger_sink.<name>]``) and returning a sink object that receives every
-    ledger row a run writes. Sinks are observability and therefore best-effort: the core calls
-    each sink in its own ``try``/``except``, so a sink that raises is logged at ERROR and never
-    affects another sink or the run.
+    ``[dlt_ops] ledger_sinks``; ``factory`` is called once per run (or per ``status`` read) with
+    a :class:`dlt_ops.ledger.LedgerSinkContext` (the sink's options from
+    ``[dlt_ops.ledger_sink.<name>]``, the project root, the run's destination and dataset, and a
+    lazily opened destination session) and returns a :class:`dlt_ops.ledger.LedgerSink`: an
+    object with ``start(run)``, ``heartbeat(run)`` and ``finish(run)``, receiving the
+    :class:`dlt_ops.ledger.RunRecord` at each point, and optionally ``read_runs(query)`` so
+    ``pipeline status`` can read the ledger back from it. Sinks are observability and therefore
+    best-effort: the core calls each sink in its own ``try``/``except``, so a sink that raises
+    is logged at ERROR and never affects another sink or the run.
 
     Returns ``None``; the return value is ignored.
     """

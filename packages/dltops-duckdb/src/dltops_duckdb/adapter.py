@@ -7,31 +7,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dlt_ops.adapters import Capabilities, ConnectionTarget, SqlAdapterBase
+from dlt_ops.destinations import DUCKDB_MEMORY as MEMORY
+from dlt_ops.destinations import duckdb_database_path as database_path
 
-MEMORY = ":memory:"
-
-
-def database_path(target: ConnectionTarget) -> str:
-    """The DuckDB file dlt would use, resolved against the project root (never the cwd).
-
-    Accepts dlt's forms: a path, ``duckdb:///path``, a ``{"database": path}`` mapping, or
-    nothing (dlt's default ``<pipeline_name>.duckdb``).
-    """
-    creds = target.credentials
-    if isinstance(creds, dict):
-        creds = creds.get("database")
-    if isinstance(creds, str) and creds.startswith("duckdb:///"):
-        creds = creds[len("duckdb:///") :]
-    if creds is None or creds == "":
-        name = target.pipeline_name or target.dataset
-        creds = f"{name}.duckdb"
-    creds = str(creds)
-    if creds == MEMORY or creds.startswith(":memory:"):
-        return MEMORY
-    path = Path(creds).expanduser()
-    if not path.is_absolute():
-        path = target.project_root / path
-    return str(path)
+__all__ = ["MEMORY", "DuckDBAdapter", "database_path"]
 
 
 class DuckDBAdapter(SqlAdapterBase):
@@ -51,8 +30,17 @@ class DuckDBAdapter(SqlAdapterBase):
         import duckdb  # the driver loads only when a connection opens
 
         path = database_path(target)
+        if target.read_only and (path == MEMORY or not Path(path).exists()):
+            # a reader must not create the file: an absent database reads as an empty one
+            return duckdb.connect(MEMORY)
         if path != MEMORY:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
+        if target.read_only:
+            try:
+                return duckdb.connect(path, read_only=True)
+            except duckdb.ConnectionException:
+                # this process already holds the file read-write (an in-process run)
+                return duckdb.connect(path)
         return duckdb.connect(path)
 
     def _run(self, client: Any, sql: str, params: Sequence[Any], *, fetch: bool) -> Any:

@@ -162,11 +162,24 @@ class SqlAdapterBase:
             f"CREATE TABLE IF NOT EXISTS {self.table_ref(dataset, spec.name)} ({', '.join(cols)})"
         )
 
+    def create_index_sql(self, dataset: str, spec: TableSpec) -> list[str]:
+        """``CREATE INDEX IF NOT EXISTS`` for each of ``spec.indexes``."""
+        out = []
+        for columns in spec.indexes:
+            name = self.quote_identifier(f"{spec.name}_{'_'.join(columns)}_idx"[:63])
+            cols = ", ".join(self.quote_identifier(c) for c in columns)
+            table = self.table_ref(dataset, spec.name)
+            out.append(f"CREATE INDEX IF NOT EXISTS {name} ON {table} ({cols})")
+        return out
+
     def create_table(self, client: Any, dataset: str, spec: TableSpec) -> None:
         """Create ``spec`` if absent (idempotent)."""
-        sql = self.create_table_sql(dataset, spec)
+        statements = [self.create_table_sql(dataset, spec)]
+        if self.capabilities.indexes:
+            statements += self.create_index_sql(dataset, spec)
         try:
-            self._run(client, sql, (), fetch=False)
+            for sql in statements:
+                self._run(client, sql, (), fetch=False)
         except Exception as exc:
             raise self._wrap(exc, f"could not create table {spec.name}") from exc
 

@@ -55,6 +55,8 @@ class TableSpec:
     name: str
     columns: tuple[Column, ...]
     unique: tuple[str, ...] = ()
+    #: Column groups worth an index for reads; rendered only where ``capabilities.indexes``.
+    indexes: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,7 @@ class Capabilities:
     ``unique_constraints``: the engine enforces ``UNIQUE`` (BigQuery does not).
     ``transactions``: ``adapter.transaction(client)`` gives atomic multi-statement work.
     ``rowcount``: ``execute`` reports rows affected by INSERT/UPDATE/DELETE.
+    ``indexes``: ``CREATE INDEX IF NOT EXISTS`` is supported and worth emitting.
     ``max_identifier_length``: longest table/column/dataset name accepted.
     """
 
@@ -82,6 +85,7 @@ class Capabilities:
     unique_constraints: bool = True
     transactions: bool = True
     rowcount: bool = True
+    indexes: bool = False
     max_identifier_length: int = 63
 
 
@@ -100,4 +104,6 @@ class ConnectionTarget:
     credentials: str | dict[str, object] | None = None
     pipeline_name: str | None = None
     connect_timeout_s: float = 10.0
+    #: Readers (``status``) never create anything: an absent database file reads as empty.
+    read_only: bool = False
     options: dict[str, object] = field(default_factory=dict)

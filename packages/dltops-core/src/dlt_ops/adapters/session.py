@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -24,6 +25,8 @@ class DestinationSession:
         self.dataset = dataset
         self._ensured: set[str] = set()
         self._dataset_ready = False
+        # A run's heartbeat thread shares the connection; drivers are not all thread-safe.
+        self._lock = threading.RLock()
 
     @classmethod
     def open(cls, adapter: DestinationAdapter, target: ConnectionTarget) -> DestinationSession:
@@ -32,33 +35,38 @@ class DestinationSession:
 
     def execute(self, stmt: Statement, *params: Any) -> int:
         """Rows affected by ``stmt``."""
-        return self.adapter.execute(self.client, self.dataset, stmt, params)
+        with self._lock:
+            return self.adapter.execute(self.client, self.dataset, stmt, params)
 
     def query(self, stmt: Statement, *params: Any) -> list[tuple[Any, ...]]:
         """All rows of ``stmt``."""
-        return self.adapter.query(self.client, self.dataset, stmt, params)
+        with self._lock:
+            return self.adapter.query(self.client, self.dataset, stmt, params)
 
     def ensure_dataset(self) -> None:
         """Create the dataset once per session (where the engine allows it)."""
-        if not self._dataset_ready:
-            self.adapter.ensure_dataset(self.client, self.dataset)
-            self._dataset_ready = True
+        with self._lock:
+            if not self._dataset_ready:
+                self.adapter.ensure_dataset(self.client, self.dataset)
+                self._dataset_ready = True
 
     def ensure_table(self, spec: TableSpec) -> None:
         """Create ``spec`` (and the dataset) once per session."""
-        if spec.name not in self._ensured:
-            self.ensure_dataset()
-            self.adapter.create_table(self.client, self.dataset, spec)
-            self._ensured.add(spec.name)
+        with self._lock:
+            if spec.name not in self._ensured:
+                self.ensure_dataset()
+                self.adapter.create_table(self.client, self.dataset, spec)
+                self._ensured.add(spec.name)
 
     def fetch_columns(self, table: str) -> list[ColumnInfo] | None:
         """Columns of ``table``, ``None`` when absent."""
-        return self.adapter.fetch_columns(self.client, self.dataset, table)
+        with self._lock:
+            return self.adapter.fetch_columns(self.client, self.dataset, table)
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Atomic block (engines with ``capabilities.transactions``)."""
-        with self.adapter.transaction(self.client):
+        with self._lock, self.adapter.transaction(self.client):
             yield
 
     def close(self) -> None:

@@ -11,6 +11,7 @@ from dlt_ops import __version__
 from dlt_ops.cli.init import init
 from dlt_ops.cli.pipeline import pipeline_app
 from dlt_ops.cli.plugins import plugins_app
+from dlt_ops.cli.runs import runs_app
 from dlt_ops.cli.state import AppState
 
 app = typer.Typer(
@@ -22,6 +23,7 @@ app = typer.Typer(
 )
 app.add_typer(plugins_app, name="plugins")
 app.add_typer(pipeline_app, name="pipeline")
+app.add_typer(runs_app, name="runs")
 app.command("init")(init)
 
 

@@ -14,3 +14,10 @@ pipeline_app = typer.Typer(
 pipeline_app.command("list")(list_sources)
 pipeline_app.command("resources")(show_resources)
 pipeline_app.command("validate")(validate)
+
+# the runner's commands (imported here so `pipeline --help` lists them; services load lazily)
+from dlt_ops.cli.run import run  # noqa: E402
+from dlt_ops.cli.status import status  # noqa: E402
+
+pipeline_app.command("run")(run)
+pipeline_app.command("status")(status)

@@ -72,6 +72,7 @@ class ProjectConfig:
     ledger_sink: Mapping[str, Any] = field(default_factory=dict)
     derived_adapters: tuple[str, ...] = ()
     connect_timeout: float = 10.0
+    heartbeat_seconds: float = 30.0
     rules: Mapping[str, bool] = field(default_factory=dict)
     plugins: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     sources: Mapping[str, SourceConfig] = field(default_factory=dict)
@@ -174,8 +175,9 @@ def load_project_config(root: Path) -> ProjectConfig:
     for key in ("injected_columns", "alert_sinks", "ledger_sinks", "derived_adapters"):
         if key in values:
             values[key] = tuple(values[key])
-    if "connect_timeout" in values:
-        values["connect_timeout"] = float(values["connect_timeout"])
+    for key in ("connect_timeout", "heartbeat_seconds"):
+        if key in values:
+            values[key] = float(values[key])
     sources_raw = raw.get("sources", {})
     if not isinstance(sources_raw, dict):
         raise ConfigValueError(path, "[sources]", "a table", sources_raw)

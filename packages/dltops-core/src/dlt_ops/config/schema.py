@@ -74,6 +74,7 @@ PROJECT_KEYS: Mapping[str, KeySpec] = {
     "ledger_sink": KeySpec("a table of sink options", _is_table, {}),
     "derived_adapters": KeySpec("a list of strings", _is_str_list, []),
     "connect_timeout": KeySpec("a positive number of seconds", _is_pos_number, 10.0),
+    "heartbeat_seconds": KeySpec("a positive number of seconds", _is_pos_number, 30.0),
     "rules": KeySpec("a table of rule_id = true|false", _is_bool_table, {}),
     "plugins": KeySpec("a table of [dlt_ops.plugins.<kind>] tables", _is_table, {}),
 }

@@ -75,6 +75,7 @@ PROBE = TableSpec(
         Column("flag", ColumnType.BOOLEAN),
         Column("ts", ColumnType.TIMESTAMPTZ),
     ),
+    indexes=(("txt", "ts"),),
 )
 DECOY = TableSpec("decoy", (Column("id", ColumnType.BIGINT),))
 INSERT = Statement("INSERT INTO {kit_probe} (id, txt, num, flag, ts) VALUES (?, ?, ?, ?, ?)")

@@ -1,0 +1,127 @@
+"""``dlt-ops pipeline run``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated
+
+import typer
+
+from dlt_ops.cli.state import AppState
+
+_WORKER_ENV = {
+    "normalize_workers": "NORMALIZE__WORKERS",
+    "load_workers": "LOAD__WORKERS",
+    "file_max_items": "NORMALIZE__DATA_WRITER__FILE_MAX_ITEMS",
+}
+
+
+@contextmanager
+def _worker_env(values: dict[str, int | None]) -> Iterator[None]:
+    """Set dlt's worker env vars for this run only (env is dlt's top-priority provider)."""
+    saved = {key: os.environ.get(env) for key, env in _WORKER_ENV.items()}
+    try:
+        for key, value in values.items():
+            if value is not None:
+                os.environ[_WORKER_ENV[key]] = str(value)
+        yield
+    finally:
+        for key, env in _WORKER_ENV.items():
+            if saved[key] is None:
+                os.environ.pop(env, None)
+            else:
+                os.environ[env] = saved[key]  # type: ignore[assignment]
+
+
+def _terminate_as_interrupt(signum: int, frame: object) -> None:
+    # SIGTERM (a scheduler stopping us) ends the run like Ctrl-C: the ledger row goes terminal
+    raise KeyboardInterrupt(f"terminated by signal {signum}")
+
+
+def run(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Option("--source", "-s", help="Source to run.")],
+    resource: Annotated[
+        list[str] | None,
+        typer.Option("--resource", "-r", help="Run only this resource (repeatable)."),
+    ] = None,
+    dataset: Annotated[
+        str | None, typer.Option("--dataset", "-d", help="Dataset, overriding the config.")
+    ] = None,
+    start: Annotated[
+        str | None,
+        typer.Option("--from", help="Window start, tz-aware ISO-8601 (inclusive); needs --to."),
+    ] = None,
+    end: Annotated[
+        str | None,
+        typer.Option("--to", help="Window end, tz-aware ISO-8601 (exclusive); needs --from."),
+    ] = None,
+    trigger_source: Annotated[
+        str,
+        typer.Option("--trigger-source", help="Registered trigger emitter recorded in the ledger."),
+    ] = "cli",
+    run_id: Annotated[
+        str | None, typer.Option("--run-id", help="Ledger run id (default: a new uuid4 hex).")
+    ] = None,
+    normalize_workers: Annotated[
+        int | None, typer.Option("--normalize-workers", "-n", min=1, help="dlt normalize workers.")
+    ] = None,
+    load_workers: Annotated[
+        int | None, typer.Option("--load-workers", "-l", min=1, help="dlt load workers.")
+    ] = None,
+    file_max_items: Annotated[
+        int | None,
+        typer.Option("--file-max-items", "-f", min=1, help="dlt items per load file."),
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the run's ledger row as JSON on stdout.")
+    ] = False,
+) -> None:
+    """Run one source: ledger row, preflight, extract, normalize, load."""
+    from dlt_ops.errors import DltOpsError, UsageError
+    from dlt_ops.runner.run import RunFailedError, RunRequest, execute_run
+    from dlt_ops.runner.window import window_from_options
+
+    state: AppState = ctx.obj
+    config = state.project()
+    window = window_from_options(start, end)
+    request = RunRequest(
+        source=source,
+        resources=tuple(resource or ()),
+        dataset=dataset,
+        window=window,
+        trigger_source=trigger_source,
+        run_id=run_id,
+    )
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError("not a terminal: pass -y/--yes to run without confirmation.")
+        typer.echo(f"Source: {source}\nResources: {', '.join(request.resources) or 'all'}")
+        typer.confirm("Start pipeline?", default=True, abort=True)
+    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    with _worker_env(
+        {
+            "normalize_workers": normalize_workers,
+            "load_workers": load_workers,
+            "file_max_items": file_max_items,
+        }
+    ):
+        outcome = execute_run(state.registry(), config, request)
+    record = outcome.record
+    if as_json:
+        typer.echo(json.dumps(record.as_json(), indent=2))
+    if outcome.ok:
+        if not as_json:
+            loaded = record.records_loaded if record.records_loaded is not None else "?"
+            typer.echo(f"✓ run {record.run_id} completed: {loaded} record(s) loaded")
+        return
+    error = outcome.error
+    if isinstance(error, DltOpsError) and error.exit_code != 1:
+        raise error
+    raise RunFailedError(outcome)

@@ -1,0 +1,167 @@
+"""``dlt-ops pipeline status``: the runs ledger read back, per source, newest first."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from dlt_ops.cli.state import AppState
+
+if TYPE_CHECKING:
+    from dlt_ops.ledger.model import RunRecord
+    from dlt_ops.ledger.status import SourceStatus
+
+HEADER = (
+    f"  {'Status':<10} {'Started':<20} {'Completed':<20} {'Records':<9} {'Trigger':<10} "
+    f"{'Resource':<15} Run ID"
+)
+
+
+class StatusFilter(StrEnum):
+    """Run statuses ``--status`` accepts."""
+
+    running = "running"
+    completed = "completed"
+    failed = "failed"
+
+
+class FailOn(StrEnum):
+    """What ``--fail-on`` alerts on."""
+
+    failed = "failed"
+    stale = "stale"
+
+
+def _ts(value: datetime | None) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if value else "-"
+
+
+def _age(delta_s: float) -> str:
+    minutes = int(delta_s // 60)
+    if minutes < 60:
+        return f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m" if hours < 48 else f"{hours // 24}d {hours % 24}h"
+
+
+def _run_lines(run: RunRecord, abandoned: bool, now: datetime) -> list[str]:
+    status = "abandoned?" if abandoned else run.status
+    records = run.records_loaded if run.records_loaded is not None else "-"
+    lines = [
+        f"  {status:<10} {_ts(run.started_at):<20} {_ts(run.completed_at):<20} "
+        f"{records!s:<9} {run.trigger_source:<10} {run.resource_name or '-':<15} {run.run_id[:12]}"
+    ]
+    if run.status == "failed" and run.error_summary:
+        lines.append(f"    ✗ {run.error_summary}")
+    if abandoned:
+        last = run.heartbeat_at or run.started_at
+        who = f" (host {run.host}, pid {run.pid})" if run.host else ""
+        lines.append(
+            f"    ⚠ still 'running' but no heartbeat for {_age((now - last).total_seconds())}"
+            f"{who}: the process probably died"
+        )
+    return lines
+
+
+def render_text(statuses: list[SourceStatus], now: datetime, heartbeat_s: float) -> str:
+    """Seed 000's text layout."""
+    from dlt_ops.ledger.status import is_abandoned
+
+    if not statuses:
+        return "No sources found"
+    out: list[str] = []
+    for s in statuses:
+        out.append(f"Source: {s.source}")
+        if s.ledger in ("unreadable", "unsupported"):
+            out.append(f"  ! ledger {s.ledger}: {s.error}")
+        elif not s.runs:
+            out.append("  no runs recorded")
+        else:
+            out.append(HEADER)
+            for run in s.runs:
+                out.extend(_run_lines(run, is_abandoned(run, now, heartbeat_s), now))
+        out.append("")
+    return "\n".join(out).rstrip("\n")
+
+
+def render_json(statuses: list[SourceStatus], now: datetime, heartbeat_s: float) -> str:
+    """Seed 000's ``--json`` shape: ``[{source, ledger, error, runs}]``."""
+    from dlt_ops.ledger.status import is_abandoned
+
+    doc = [
+        {
+            "source": s.source,
+            "ledger": s.ledger,
+            "error": s.error,
+            "runs": [
+                {**r.as_json(), "abandoned": is_abandoned(r, now, heartbeat_s)} for r in s.runs
+            ],
+        }
+        for s in statuses
+    ]
+    return json.dumps(doc, indent=2)
+
+
+def status(
+    ctx: typer.Context,
+    source: Annotated[
+        list[str] | None, typer.Option("--source", "-s", help="Only this source (repeatable).")
+    ] = None,
+    resource: Annotated[
+        str | None, typer.Option("--resource", "-r", help="Only runs scoped to this resource.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Runs per source.")] = 10,
+    status_filter: Annotated[
+        StatusFilter | None, typer.Option("--status", help="Only runs with this status.")
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only runs started at or after (tz-aware ISO).")
+    ] = None,
+    fail_on: Annotated[
+        FailOn | None,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 when the newest run of a selected source failed, or is stale "
+            "(older than staleness_days, or abandoned).",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
+) -> None:
+    """Show each source's newest runs from the runs ledger (read-only, never imports sources)."""
+    from dlt_ops.errors import UnknownSourceError
+    from dlt_ops.ledger.sinks import LedgerQuery
+    from dlt_ops.ledger.status import collect_status, newest_failed, stale
+    from dlt_ops.ledger.writer import utcnow
+    from dlt_ops.project.discovery import discover
+    from dlt_ops.runner.window import parse_bound
+
+    state: AppState = ctx.obj
+    config = state.project()
+    known = sorted(discover(config.root).sources)
+    selected = known
+    if source:
+        missing = [s for s in source if s not in known]
+        if missing:
+            raise UnknownSourceError(missing[0], known)
+        selected = list(dict.fromkeys(source))
+    query = LedgerQuery(
+        source="",
+        resource=resource,
+        status=status_filter.value if status_filter else None,
+        since=parse_bound(since, "--since") if since else None,
+        limit=limit,
+    )
+    statuses = collect_status(state.registry(), config, selected, query)
+    now = utcnow()
+    render = render_json if as_json else render_text
+    typer.echo(render(statuses, now, config.heartbeat_seconds))
+    if fail_on == FailOn.failed and newest_failed(statuses):
+        raise typer.Exit(1)
+    if fail_on == FailOn.stale and stale(
+        statuses, now, config.staleness_days, config.heartbeat_seconds
+    ):
+        raise typer.Exit(1)

@@ -1,0 +1,122 @@
+"""The ``destination`` ledger sink: ``_dlt_ops_runs`` in the run's own destination and dataset."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import structlog
+
+from dlt_ops.adapters import Statement
+from dlt_ops.ledger.model import ALL_KEYS, RUNS_TABLE, RUNS_TABLE_NAME, RunRecord, RunStatus
+from dlt_ops.ledger.sinks import LedgerQuery, LedgerSinkContext
+
+log = structlog.get_logger(__name__)
+
+_COLS = ", ".join(ALL_KEYS)
+INSERT_RUN = Statement(
+    f"INSERT INTO {{{RUNS_TABLE_NAME}}} ({_COLS}) VALUES ({', '.join('?' for _ in ALL_KEYS)})"
+)
+HEARTBEAT_RUN = Statement(
+    f"UPDATE {{{RUNS_TABLE_NAME}}} SET heartbeat_at = ? "
+    "WHERE run_id = ? AND source_section = ? AND status = ?"
+)
+FINISH_RUN = Statement(
+    f"UPDATE {{{RUNS_TABLE_NAME}}} SET status = ?, completed_at = ?, heartbeat_at = ?, "
+    "dlt_run_id = ?, records_extracted = ?, records_loaded = ?, error_summary = ? "
+    "WHERE run_id = ? AND source_section = ? AND status = ?"
+)
+PRUNE_COUNT = Statement(f"SELECT COUNT(*) FROM {{{RUNS_TABLE_NAME}}} WHERE started_at < ?")
+PRUNE_DELETE = Statement(f"DELETE FROM {{{RUNS_TABLE_NAME}}} WHERE started_at < ?")
+
+
+def select_runs(query: LedgerQuery) -> tuple[Statement, tuple[object, ...]]:
+    """The newest-first SELECT for ``query`` and its parameters."""
+    where, params = ["source_section = ?"], [query.source]
+    for column, value in (("resource_name", query.resource), ("status", query.status)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if query.since is not None:
+        where.append("started_at >= ?")
+        params.append(query.since)
+    limit = int(query.limit)  # an int, validated positive by the caller, not user text
+    text = (
+        f"SELECT {_COLS} FROM {{{RUNS_TABLE_NAME}}} WHERE {' AND '.join(where)} "
+        f"ORDER BY started_at DESC LIMIT {limit}"
+    )
+    return Statement(text), tuple(params)
+
+
+class DestinationLedgerSink:
+    """Writes one row per run through the destination adapter (full tier only)."""
+
+    target = RUNS_TABLE_NAME
+
+    def __init__(self, context: LedgerSinkContext) -> None:
+        self.context = context
+
+    def _skip(self) -> bool:
+        if self.context.full_tier:
+            return False
+        log.info(
+            f"runs ledger skipped: destination '{self.context.engine}' has no "
+            "DestinationAdapter (core mode)"
+        )
+        return True
+
+    def start(self, run: RunRecord) -> None:
+        """Ensure the table, insert the ``running`` row."""
+        if self._skip():
+            return
+        session = self.context.open_session()
+        session.ensure_table(RUNS_TABLE)
+        session.execute(INSERT_RUN, *run.values())
+
+    def heartbeat(self, run: RunRecord) -> None:
+        """Renew ``heartbeat_at`` of the running row."""
+        if self.context.full_tier:
+            self.context.open_session().execute(
+                HEARTBEAT_RUN, run.heartbeat_at, run.run_id, run.source_section, RunStatus.running
+            )
+
+    def finish(self, run: RunRecord) -> None:
+        """Update the running row to its terminal status (never a non-running row)."""
+        if self._skip():
+            return
+        session = self.context.open_session()
+        session.ensure_table(RUNS_TABLE)
+        updated = session.execute(
+            FINISH_RUN,
+            run.status,
+            run.completed_at,
+            run.heartbeat_at,
+            run.dlt_run_id,
+            run.records_extracted,
+            run.records_loaded,
+            run.error_summary,
+            run.run_id,
+            run.source_section,
+            RunStatus.running,
+        )
+        if updated == 0:
+            log.error(
+                f"Terminal {RUNS_TABLE_NAME} write for run {run.run_id} matched no start row "
+                "(run-start was never recorded); this run has no ledger entry (non-fatal)"
+            )
+
+    def read_runs(self, query: LedgerQuery) -> list[RunRecord] | None:
+        """Newest-first runs; ``None`` when the table does not exist."""
+        session = self.context.open_session()
+        if session.fetch_columns(RUNS_TABLE_NAME) is None:
+            return None
+        stmt, params = select_runs(query)
+        return [RunRecord.from_row(row) for row in session.query(stmt, *params)]
+
+    def prune(self, older_than: datetime, *, dry_run: bool) -> int:
+        """Count or delete rows started before ``older_than`` (a run that old is over)."""
+        session = self.context.open_session()
+        if session.fetch_columns(RUNS_TABLE_NAME) is None:
+            return 0
+        if dry_run:
+            return int(session.query(PRUNE_COUNT, older_than)[0][0])
+        return session.execute(PRUNE_DELETE, older_than)

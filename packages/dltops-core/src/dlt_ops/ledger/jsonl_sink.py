@@ -1,0 +1,111 @@
+"""The ``jsonl`` ledger sink: one JSON line per ledger event in a local or mounted file.
+
+It gives core-tier destinations (no adapter, no SQL) a readable ledger, and any project an
+off-destination copy. Each line is a full record plus its ``event``; reading folds the lines of
+one run into its latest state. Options (``[dlt_ops.ledger_sink.jsonl]``): ``path``, relative to
+the project root (default ``.dlt-ops/runs.jsonl``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from dlt_ops.errors import ConfigError
+from dlt_ops.ledger.model import ALL_KEYS, RunRecord
+from dlt_ops.ledger.sinks import LedgerQuery, LedgerSinkContext
+
+DEFAULT_PATH = ".dlt-ops/runs.jsonl"
+_TIMESTAMPS = ("started_at", "completed_at", "heartbeat_at", "window_from", "window_to")
+
+
+def _record(line: dict[str, Any]) -> RunRecord:
+    values = {k: line.get(k) for k in ALL_KEYS}
+    for key in _TIMESTAMPS:
+        if values[key] is not None:
+            values[key] = datetime.fromisoformat(values[key])
+    return RunRecord(**values)
+
+
+class JsonlLedgerSink:
+    """Appends ledger events to a JSON-lines file and reads them back."""
+
+    def __init__(self, context: LedgerSinkContext) -> None:
+        raw = context.options.get("path", DEFAULT_PATH)
+        if not isinstance(raw, str) or not raw:
+            raise ConfigError(
+                "[dlt_ops.ledger_sink.jsonl] path must be a non-empty string (a file path)."
+            )
+        path = Path(raw).expanduser()
+        self.path = path if path.is_absolute() else context.project_root / path
+        self.target = str(self.path)
+
+    def _append(self, event: str, run: RunRecord) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps({"event": event, **run.as_json()}, separators=(",", ":")) + "\n"
+        with open(self.path, "a", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # concurrent runs append whole lines
+            handle.write(line)
+
+    def start(self, run: RunRecord) -> None:
+        """Append the start event."""
+        self._append("start", run)
+
+    def heartbeat(self, run: RunRecord) -> None:
+        """Append a heartbeat event."""
+        self._append("heartbeat", run)
+
+    def finish(self, run: RunRecord) -> None:
+        """Append the terminal event."""
+        self._append("finish", run)
+
+    def _fold(self) -> list[RunRecord] | None:
+        if not self.path.exists():
+            return None
+        latest: dict[tuple[str, str, str], RunRecord] = {}
+        with open(self.path, encoding="utf-8") as handle:
+            for raw in handle:
+                if not raw.strip():
+                    continue
+                try:
+                    record = _record(json.loads(raw))
+                except (ValueError, TypeError):
+                    continue  # a torn last line from a killed writer is skipped, not fatal
+                key = (record.run_id, record.source_section, record.started_at.isoformat())
+                latest[key] = record
+        return list(latest.values())
+
+    def read_runs(self, query: LedgerQuery) -> list[RunRecord] | None:
+        """Newest-first runs of ``query.source``; ``None`` when the file does not exist."""
+        runs = self._fold()
+        if runs is None:
+            return None
+        selected = [
+            r
+            for r in runs
+            if r.source_section == query.source
+            and (query.resource is None or r.resource_name == query.resource)
+            and (query.status is None or r.status == query.status)
+            and (query.since is None or r.started_at >= query.since)
+        ]
+        selected.sort(key=lambda r: r.started_at, reverse=True)
+        return selected[: query.limit]
+
+    def prune(self, older_than: datetime, *, dry_run: bool) -> int:
+        """Rewrite the file without runs started before ``older_than``."""
+        runs = self._fold()
+        if not runs:
+            return 0
+        keep = [r for r in runs if r.started_at >= older_than]
+        removed = len(runs) - len(keep)
+        if removed and not dry_run:
+            tmp = self.path.with_suffix(".jsonl.tmp")
+            with open(tmp, "w", encoding="utf-8") as handle:
+                for run in sorted(keep, key=lambda r: r.started_at):
+                    handle.write(json.dumps({"event": "compact", **run.as_json()}) + "\n")
+            os.replace(tmp, self.path)
+        return removed

@@ -1,0 +1,129 @@
+"""The runs ledger's data model: ``_dlt_ops_runs`` columns, statuses and one run's record.
+
+The first 15 columns are seed 000's contract, in its order and with its meanings; the rest are
+additive (SPEC §4.2): who ran it, its heartbeat, its window and the versions involved.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from dlt_ops.adapters import Column, ColumnType, TableSpec
+from dlt_ops.redact import redact
+
+RUNS_TABLE_NAME = "_dlt_ops_runs"
+ERROR_SUMMARY_MAX = 500
+
+
+class RunStatus(StrEnum):
+    """Ledger statuses; ``skipped`` is reserved vocabulary (nothing writes it yet)."""
+
+    running = "running"
+    completed = "completed"
+    failed = "failed"
+    skipped = "skipped"
+
+
+TERMINAL = frozenset({RunStatus.completed, RunStatus.failed, RunStatus.skipped})
+
+_T, _B, _TS = ColumnType.TEXT, ColumnType.BIGINT, ColumnType.TIMESTAMPTZ
+
+#: Seed 000's 15 columns, in order.
+SEED_COLUMNS: tuple[Column, ...] = (
+    Column("pipeline_name", _T, nullable=False),
+    Column("source_section", _T, nullable=False),
+    Column("resource_name", _T),
+    Column("destination", _T, nullable=False),
+    Column("dataset", _T, nullable=False),
+    Column("run_id", _T, nullable=False),
+    Column("dlt_run_id", _T),
+    Column("backfill_id", _T),
+    Column("trigger_source", _T, nullable=False),
+    Column("started_at", _TS, nullable=False),
+    Column("completed_at", _TS),
+    Column("status", _T, nullable=False),
+    Column("records_extracted", _B),
+    Column("records_loaded", _B),
+    Column("error_summary", _T),
+)
+#: SPEC §4.2's additive columns.
+EXTRA_COLUMNS: tuple[Column, ...] = (
+    Column("host", _T),
+    Column("pid", _B),
+    Column("heartbeat_at", _TS),
+    Column("window_from", _TS),
+    Column("window_to", _TS),
+    Column("dltops_version", _T),
+    Column("dlt_version", _T),
+)
+RUNS_TABLE = TableSpec(
+    RUNS_TABLE_NAME,
+    SEED_COLUMNS + EXTRA_COLUMNS,
+    indexes=(("source_section", "started_at"),),
+)
+SEED_KEYS: tuple[str, ...] = tuple(c.name for c in SEED_COLUMNS)
+ALL_KEYS: tuple[str, ...] = tuple(c.name for c in RUNS_TABLE.columns)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One ledger row."""
+
+    pipeline_name: str
+    source_section: str
+    resource_name: str | None
+    destination: str
+    dataset: str
+    run_id: str
+    dlt_run_id: str | None
+    backfill_id: str | None
+    trigger_source: str
+    started_at: datetime
+    completed_at: datetime | None
+    status: str
+    records_extracted: int | None
+    records_loaded: int | None
+    error_summary: str | None
+    host: str | None = None
+    pid: int | None = None
+    heartbeat_at: datetime | None = None
+    window_from: datetime | None = None
+    window_to: datetime | None = None
+    dltops_version: str | None = None
+    dlt_version: str | None = None
+
+    def values(self) -> tuple[Any, ...]:
+        """Column values in table order."""
+        return tuple(getattr(self, k) for k in ALL_KEYS)
+
+    def replace(self, **changes: Any) -> RunRecord:
+        """A copy with ``changes`` applied."""
+        return dataclasses.replace(self, **changes)
+
+    def as_json(self, *, seed_only: bool = False) -> dict[str, Any]:
+        """JSON-ready dict in column order, timestamps as ISO-8601."""
+        keys = SEED_KEYS if seed_only else ALL_KEYS
+        out: dict[str, Any] = {}
+        for key in keys:
+            value = getattr(self, key)
+            out[key] = value.isoformat() if isinstance(value, datetime) else value
+        return out
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> RunRecord:
+        """Build from a row selected in ``ALL_KEYS`` order."""
+        values = dict(zip(ALL_KEYS, row, strict=True))
+        for key in ("records_extracted", "records_loaded", "pid"):
+            if values[key] is not None:
+                values[key] = int(values[key])
+        return cls(**values)
+
+
+def summarize_error(exc: BaseException) -> str:
+    """``<ExcType>: <message>`` on one line, secrets redacted, at most 500 characters."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return redact(text)[:ERROR_SUMMARY_MAX]

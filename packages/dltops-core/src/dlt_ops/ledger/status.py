@@ -1,0 +1,187 @@
+"""``pipeline status`` as data: per source, the ledger state and newest runs.
+
+Read-only and cwd-independent. One destination session per (engine, dataset, credentials), not
+per source. Four ledger states, never collapsed: ``ok``, ``missing`` (never ran there),
+``unreadable`` (config or connection problem, with the reason), ``unsupported`` (core-tier
+destination with no readable sink).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import structlog
+
+from dlt_ops.adapters import DestinationSession
+from dlt_ops.config import ProjectConfig
+from dlt_ops.destinations import (
+    ResolvedDestination,
+    connection_target,
+    load_adapter,
+    resolve_destination,
+)
+from dlt_ops.errors import DltOpsError
+from dlt_ops.ledger.build import build_sinks
+from dlt_ops.ledger.model import RunRecord, RunStatus, summarize_error
+from dlt_ops.ledger.sinks import LedgerQuery
+from dlt_ops.ledger.writer import utcnow
+from dlt_ops.plugins import PluginRegistry
+
+log = structlog.get_logger(__name__)
+
+#: A running row whose heartbeat is older than this many intervals is probably dead.
+ABANDONED_AFTER_BEATS = 3
+
+
+@dataclass
+class SourceStatus:
+    """One source's ledger state and runs."""
+
+    source: str
+    ledger: str  # ok | missing | unreadable | unsupported
+    error: str | None = None
+    runs: list[RunRecord] = field(default_factory=list)
+
+
+def is_abandoned(run: RunRecord, now: datetime, heartbeat_seconds: float) -> bool:
+    """A ``running`` row without a heartbeat for ``3 × heartbeat_seconds``."""
+    if run.status != RunStatus.running:
+        return False
+    last = run.heartbeat_at or run.started_at
+    return now - last > timedelta(seconds=heartbeat_seconds * ABANDONED_AFTER_BEATS)
+
+
+class _Sessions:
+    """Opens one session per destination+dataset+credentials and closes them all."""
+
+    def __init__(
+        self, registry: PluginRegistry, config: ProjectConfig, *, read_only: bool = True
+    ) -> None:
+        self.registry, self.config, self.read_only = registry, config, read_only
+        self._open: dict[tuple[str, str, str], DestinationSession | BaseException] = {}
+
+    def key(self, where: ResolvedDestination) -> tuple[str, str, str]:
+        """Sources sharing engine, dataset and credentials share one session."""
+        target = connection_target(self.config, where)
+        creds = repr(target.credentials) if target.credentials is not None else where.pipeline_name
+        return (where.engine, where.dataset, creds)
+
+    def get(self, where: ResolvedDestination) -> DestinationSession:
+        key = self.key(where)
+        target = connection_target(self.config, where, read_only=self.read_only)
+        if key not in self._open:
+            try:
+                adapter = load_adapter(self.registry, where.engine)
+                self._open[key] = DestinationSession.open(adapter, target)
+            except BaseException as exc:  # remembered so the next source fails fast too
+                self._open[key] = exc
+        found = self._open[key]
+        if isinstance(found, BaseException):
+            raise found
+        return found
+
+    def close(self) -> None:
+        for session in self._open.values():
+            if isinstance(session, DestinationSession):
+                session.close()
+
+
+def _unsupported_message(engine: str) -> str:
+    return f"destination '{engine}' has no DestinationAdapter (core mode)"
+
+
+def collect_status(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    sources: Iterable[str],
+    query: LedgerQuery,
+) -> list[SourceStatus]:
+    """Read each source's ledger; never raises over a broken ledger."""
+    sessions = _Sessions(registry, config)
+    out: list[SourceStatus] = []
+    try:
+        for source in sorted(sources):
+            out.append(_one(registry, config, sessions, source, query))
+    finally:
+        sessions.close()
+    return out
+
+
+def _readers(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    where: ResolvedDestination,
+    full_tier: bool,
+    sessions: _Sessions,
+) -> list[tuple[str, object]]:
+    # the destination sink only exists on full tier; other readable sinks stand in for it
+    names = tuple(n for n in config.ledger_sinks if n != "destination" or full_tier)
+    sinks = build_sinks(
+        registry,
+        config,
+        engine=where.engine,
+        dataset=where.dataset,
+        full_tier=full_tier,
+        open_session=lambda: sessions.get(where),
+        names=names,
+    )
+    return [(n, s) for n, s in sinks if callable(getattr(s, "read_runs", None))]
+
+
+def _one(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    sessions: _Sessions,
+    source: str,
+    query: LedgerQuery,
+) -> SourceStatus:
+    try:
+        where = resolve_destination(config, source)
+    except DltOpsError as exc:
+        return SourceStatus(source, "unreadable", str(exc))
+    full_tier = registry.has("destination", where.engine)
+    readers = _readers(registry, config, where, full_tier, sessions)
+    if not readers:
+        if not full_tier:
+            return SourceStatus(source, "unsupported", _unsupported_message(where.engine))
+        return SourceStatus(
+            source, "unreadable", "no readable ledger sink in [dlt_ops] ledger_sinks"
+        )
+    name, reader = readers[0]
+    try:
+        runs = reader.read_runs(LedgerQuery(**{**query.__dict__, "source": source}))  # type: ignore[attr-defined]
+    except Exception as exc:  # status diagnoses a broken ledger, it never dies on one
+        log.debug("status.read_failed", source=source, sink=name, error=summarize_error(exc))
+        return SourceStatus(source, "unreadable", summarize_error(exc))
+    if runs is None:
+        return SourceStatus(source, "missing")
+    return SourceStatus(source, "ok", runs=runs)
+
+
+def newest_failed(statuses: Iterable[SourceStatus]) -> list[str]:
+    """Sources whose newest run failed."""
+    return [s.source for s in statuses if s.runs and s.runs[0].status == RunStatus.failed]
+
+
+def stale(
+    statuses: Iterable[SourceStatus], now: datetime, staleness_days: int, heartbeat_s: float
+) -> list[str]:
+    """Sources whose newest run is older than ``staleness_days`` or abandoned."""
+    cutoff = now - timedelta(days=staleness_days)
+    return [
+        s.source
+        for s in statuses
+        if s.runs and (s.runs[0].started_at < cutoff or is_abandoned(s.runs[0], now, heartbeat_s))
+    ]
+
+
+__all__ = [
+    "SourceStatus",
+    "collect_status",
+    "is_abandoned",
+    "newest_failed",
+    "stale",
+    "utcnow",
+]

@@ -1,0 +1,88 @@
+"""``LedgerWriter``: one run's record, fanned out to every configured sink, best-effort.
+
+Each sink call runs in its own ``try``/``except``: a failing sink is logged at ERROR with the
+seed's wording and never affects another sink or the run. While the run is alive a daemon
+thread renews ``heartbeat_at`` so ``status`` can tell a live run from an abandoned one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+
+from dlt_ops.ledger.model import RunRecord, RunStatus
+from dlt_ops.ledger.sinks import LedgerSink
+from dlt_ops.redact import redact
+
+log = structlog.get_logger(__name__)
+
+
+def utcnow() -> datetime:
+    """Timezone-aware now (the ledger never stores naive timestamps)."""
+    return datetime.now(UTC)
+
+
+class LedgerWriter:
+    """Writes one run's start, heartbeats and finish to ``sinks`` (``(name, sink)`` pairs)."""
+
+    def __init__(
+        self,
+        sinks: Sequence[tuple[str, LedgerSink]],
+        record: RunRecord,
+        *,
+        heartbeat_seconds: float = 30.0,
+    ) -> None:
+        self.sinks = list(sinks)
+        self.record = record
+        self.heartbeat_seconds = heartbeat_seconds
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def _each(self, phase: str, call: str) -> None:
+        for name, sink in self.sinks:
+            try:
+                getattr(sink, call)(self.record)
+            except Exception as exc:  # observability never fails a run (seed 000)
+                target = getattr(sink, "target", name)
+                log.error(
+                    f"Failed to write run-{phase} row to {target} (non-fatal, run continues)",
+                    sink=name,
+                    run_id=self.record.run_id,
+                    error=redact(f"{type(exc).__name__}: {exc}"),
+                )
+
+    def start(self) -> None:
+        """Record the start on every sink and begin heartbeats."""
+        with self._lock:
+            self._each("start", "start")
+        if self.heartbeat_seconds > 0:
+            self._thread = threading.Thread(
+                target=self._beat, name=f"ledger-heartbeat-{self.record.run_id[:8]}", daemon=True
+            )
+            self._thread.start()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.heartbeat_seconds):
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                self.record = self.record.replace(heartbeat_at=utcnow())
+                self._each("heartbeat", "heartbeat")
+
+    def finish(self, status: RunStatus, **fields: Any) -> RunRecord:
+        """Stop heartbeats and record the terminal state (``dlt_run_id``, counts, error...)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.heartbeat_seconds + 5)
+        now = utcnow()
+        with self._lock:
+            self.record = self.record.replace(
+                status=str(status), completed_at=now, heartbeat_at=now, **fields
+            )
+            self._each("end", "finish")
+        return self.record

@@ -1,0 +1,1 @@
+"""Running one source: window injection, preflight, the dlt pipeline, the ledger."""

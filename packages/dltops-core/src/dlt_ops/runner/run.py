@@ -1,0 +1,233 @@
+"""One run of one source, in SPEC §4.1's order.
+
+resolve destination and dataset → ledger start row → import and instantiate the source →
+preflight → build the pipeline → extract → normalize → load → terminal ledger row.
+
+Everything after the start row sits under one ``try``: whatever happens (an import-safety
+violation, a secret missing in the source function, a failed load, Ctrl-C) the row ends in a
+terminal status. Resolution failures happen before the row and raise (exit 2): there is nowhere
+to record them.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from dlt_ops import __version__
+from dlt_ops.adapters import DestinationSession
+from dlt_ops.config import ProjectConfig
+from dlt_ops.destinations import ResolvedDestination, open_session, resolve_destination
+from dlt_ops.errors import DltOpsError, UnknownResourceError
+from dlt_ops.ledger import LedgerWriter, RunRecord, RunStatus, summarize_error
+from dlt_ops.ledger.build import build_sinks
+from dlt_ops.ledger.writer import utcnow
+from dlt_ops.plugins import PluginRegistry
+from dlt_ops.runner import counts
+from dlt_ops.runner.pipeline import build_pipeline, project_environment
+from dlt_ops.runner.window import Window
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What to run. ``window`` bounds every incremental to ``[start, end)``."""
+
+    source: str
+    resources: tuple[str, ...] = ()
+    dataset: str | None = None
+    window: Window | None = None
+    trigger_source: str = "cli"
+    run_id: str | None = None
+    backfill_id: str | None = None
+    #: dlt working directory override (backfill gives each chunk its own).
+    working_dir: Path | None = None
+
+
+@dataclass
+class RunOutcome:
+    """What happened: the final ledger record, and on success dlt's load info and pipeline."""
+
+    record: RunRecord
+    error: BaseException | None = None
+    load_info: Any = None
+    pipeline: Any = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the run completed."""
+        return self.error is None
+
+
+class RunFailedError(DltOpsError):
+    """The run started and failed; its ledger row says ``failed``."""
+
+    exit_code = 1
+
+    def __init__(self, outcome: RunOutcome) -> None:
+        self.outcome = outcome
+        record = outcome.record
+        super().__init__(
+            f"run {record.run_id} of '{record.source_section}' failed: {record.error_summary}"
+        )
+
+
+def _dlt_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dlt")
+    except PackageNotFoundError:
+        return None
+
+
+def _start_record(request: RunRequest, where: ResolvedDestination, run_id: str) -> RunRecord:
+    window = request.window
+    return RunRecord(
+        pipeline_name=where.pipeline_name,
+        source_section=request.source,
+        resource_name=request.resources[0] if len(request.resources) == 1 else None,
+        destination=where.engine,
+        dataset=where.dataset,
+        run_id=run_id,
+        dlt_run_id=None,
+        backfill_id=request.backfill_id,
+        trigger_source=request.trigger_source,
+        started_at=utcnow(),
+        completed_at=None,
+        status=RunStatus.running,
+        records_extracted=None,
+        records_loaded=None,
+        error_summary=None,
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        heartbeat_at=None,
+        window_from=window.start if window else None,
+        window_to=window.end if window else None,
+        dltops_version=__version__,
+        dlt_version=_dlt_version(),
+    )
+
+
+class _LazySession:
+    """Opens the run's destination session on first use and closes it at the end."""
+
+    def __init__(self, registry: PluginRegistry, config: ProjectConfig, where: ResolvedDestination):
+        self.registry, self.config, self.where = registry, config, where
+        self.session: DestinationSession | None = None
+
+    def __call__(self) -> DestinationSession:
+        if self.session is None:
+            self.session = open_session(self.registry, self.config, self.where)
+        return self.session
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+
+@contextmanager
+def _interval(window: Window | None) -> Iterator[None]:
+    """Inject ``window`` into every incremental, as an external scheduler would (dlt's context)."""
+    from dlt.common.configuration.container import Container
+    from dlt.extract.incremental.context import TimeIntervalContext
+
+    ctx = (
+        TimeIntervalContext(interval=(window.start, window.end), allow_external_schedulers=True)
+        if window is not None
+        else TimeIntervalContext()
+    )
+    with Container().injectable_context(ctx):
+        yield
+
+
+def _select_resources(source: Any, wanted: tuple[str, ...], name: str) -> Any:
+    if not wanted:
+        return source
+    known = list(source.resources.keys())
+    unknown = [r for r in wanted if r not in known]
+    if unknown:
+        raise UnknownResourceError(name, unknown, known)
+    return source.with_resources(*wanted)
+
+
+def execute_run(registry: PluginRegistry, config: ProjectConfig, request: RunRequest) -> RunOutcome:
+    """Run one source and record it in the ledger. Returns the outcome; never raises for a
+    failure that happened after the start row (the outcome carries it)."""
+    from dlt_ops.project.discovery import discover
+
+    project = discover(config.root)
+    project.source(request.source)  # unknown source: a usage error before any row
+    where = resolve_destination(config, request.source, request.dataset)
+    registry.get("trigger_emitter", request.trigger_source)  # must be registered
+    full_tier = registry.has("destination", where.engine)
+    session = _LazySession(registry, config, where)
+    sinks = build_sinks(
+        registry,
+        config,
+        engine=where.engine,
+        dataset=where.dataset,
+        full_tier=full_tier,
+        open_session=session,
+    )
+    run_id = request.run_id or uuid.uuid4().hex
+    writer = LedgerWriter(
+        sinks, _start_record(request, where, run_id), heartbeat_seconds=config.heartbeat_seconds
+    )
+    bound = structlog.contextvars.bound_contextvars(
+        run_id=run_id, source=request.source, destination=where.engine
+    )
+    with bound, project_environment(config.root):
+        writer.start()
+        try:
+            outcome = _execute(registry, config, request, where, project)
+        except BaseException as exc:  # every outcome, Ctrl-C included, ends the row
+            record = writer.finish(RunStatus.failed, error_summary=summarize_error(exc))
+            session.close()
+            if not isinstance(exc, Exception):
+                raise
+            log.error("run.failed", error=record.error_summary)
+            return RunOutcome(record=record, error=exc)
+        record = writer.finish(RunStatus.completed, **outcome.pop("ledger"))
+        session.close()
+        log.info("run.completed", records_loaded=record.records_loaded)
+        return RunOutcome(record=record, **outcome)
+
+
+def _execute(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    request: RunRequest,
+    where: ResolvedDestination,
+    project: Any,
+) -> dict[str, Any]:
+    from dlt_ops.project.introspect import load_source
+    from dlt_ops.validate.preflight import run_preflight
+
+    loaded = load_source(project, config, request.source)
+    source = _select_resources(loaded.source_fn(), request.resources, request.source)
+    run_preflight(config, registry, loaded.info, source, window=request.window is not None)
+    pipeline = build_pipeline(config, request.source, where, working_dir=request.working_dir)
+    with _interval(request.window):
+        load_info = pipeline.run(source)
+    trace = pipeline.last_trace
+    return {
+        "ledger": {
+            "dlt_run_id": counts.first_load_id(load_info),
+            "records_extracted": counts.records_extracted(trace),
+            "records_loaded": counts.records_loaded(trace),
+        },
+        "load_info": load_info,
+        "pipeline": pipeline,
+    }
