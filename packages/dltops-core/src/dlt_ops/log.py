@@ -25,8 +25,21 @@ class LogFormat(StrEnum):
     json = "json"
 
 
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: "***" if str(k).lower() in _SECRET_KEYS else _scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_scrub(v) for v in value)
+    return value
+
+
+_SECRET_KEYS = frozenset({"password", "passwd", "pwd", "secret", "token", "private_key", "api_key"})
+
+
 def _redact_strings(_: Any, __: str, event: dict[str, Any]) -> dict[str, Any]:
-    return {k: redact(v) if isinstance(v, str) else v for k, v in event.items()}
+    return {k: _scrub(v) for k, v in event.items()}
 
 
 def configure_logging(fmt: LogFormat = LogFormat.auto, *, debug: bool = False) -> None:

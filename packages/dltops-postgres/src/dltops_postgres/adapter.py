@@ -43,6 +43,7 @@ class PostgresAdapter(SqlAdapterBase):
         unique_constraints=True,
         transactions=True,
         rowcount=True,
+        indexes=True,
         max_identifier_length=63,  # NAMEDATALEN - 1: longer names would be truncated silently
     )
     placeholder_style: ClassVar[str] = "format"

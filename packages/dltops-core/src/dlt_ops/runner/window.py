@@ -65,7 +65,7 @@ _UNIT = {"d": "days", "h": "hours", "m": "minutes"}
 
 
 def parse_duration(text: str, flag: str) -> tuple[timedelta, str]:
-    """``N{d|h|m}`` → (duration, canonical label): ``07d`` → ``7d``; zero and other forms refused."""
+    """``N{d|h|m}`` → (duration, canonical label), ``07d`` → ``7d``; zero or other forms refused."""
     match = _DURATION.fullmatch(text.strip())
     if match is None:
         raise UsageError(
