@@ -32,6 +32,8 @@ from dlt_ops.ledger.build import build_sinks
 from dlt_ops.ledger.writer import utcnow
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.runner import counts
+from dlt_ops.runner.context import RunContext, active_run
+from dlt_ops.runner.gates import build_gates
 from dlt_ops.runner.pipeline import build_pipeline, project_environment
 from dlt_ops.runner.window import Window
 
@@ -188,10 +190,22 @@ def execute_run(registry: PluginRegistry, config: ProjectConfig, request: RunReq
     bound = structlog.contextvars.bound_contextvars(
         run_id=run_id, source=request.source, destination=where.engine
     )
+    ctx = RunContext(
+        run_id=run_id,
+        source=request.source,
+        resources=request.resources,
+        window=request.window,
+        config=config,
+        registry=registry,
+        where=where,
+        full_tier=full_tier,
+        open_session=session,
+        backfill_id=request.backfill_id,
+    )
     with bound, project_environment(config.root):
         writer.start()
         try:
-            outcome = _execute(registry, config, request, where, project)
+            outcome = _execute(ctx, request, project)
         except BaseException as exc:  # every outcome, Ctrl-C included, ends the row
             record = writer.finish(RunStatus.failed, error_summary=summarize_error(exc))
             session.close()
@@ -205,22 +219,36 @@ def execute_run(registry: PluginRegistry, config: ProjectConfig, request: RunReq
         return RunOutcome(record=record, **outcome)
 
 
-def _execute(
-    registry: PluginRegistry,
-    config: ProjectConfig,
-    request: RunRequest,
-    where: ResolvedDestination,
-    project: Any,
-) -> dict[str, Any]:
-    from dlt_ops.project.introspect import load_source
-    from dlt_ops.validate.preflight import run_preflight
+def _preflight(ctx: RunContext, info: Any, source: Any) -> None:
+    try:
+        from dlt_ops.validate.preflight import run_preflight
+    except ImportError:  # FIXME(lead): remove once the preflight module (issue 4) lands
+        return
+    run_preflight(ctx.config, ctx.registry, info, source, window=ctx.window is not None)
 
+
+def _execute(ctx: RunContext, request: RunRequest, project: Any) -> dict[str, Any]:
+    from dlt_ops.project.introspect import load_source
+
+    config, registry = ctx.config, ctx.registry
     loaded = load_source(project, config, request.source)
     source = _select_resources(loaded.source_fn(), request.resources, request.source)
-    run_preflight(config, registry, loaded.info, source, window=request.window is not None)
-    pipeline = build_pipeline(config, request.source, where, working_dir=request.working_dir)
-    with _interval(request.window):
-        load_info = pipeline.run(source)
+    _preflight(ctx, loaded.info, source)
+    pipeline = build_pipeline(config, request.source, ctx.where, working_dir=request.working_dir)
+    gates = build_gates(ctx, source)
+    for gate in gates:
+        source = gate.attach(source)
+    # as pipeline.run does: restore state (incremental cursors) from the destination when the
+    # working dir is new or behind, e.g. a fresh CI runner or a backfill chunk's own dir
+    pipeline.sync_destination()
+    with _interval(request.window), active_run(ctx):
+        # explicit steps so gates can judge the run's package between extract and load
+        extract_info = pipeline.extract(source)
+        for gate in gates:
+            gate.after_extract(pipeline, extract_info.loads_ids[-1])
+        pipeline.normalize()
+        load_info = pipeline.load()
+    ctx.extras["gates"] = [g.summary() for g in gates]
     trace = pipeline.last_trace
     return {
         "ledger": {
