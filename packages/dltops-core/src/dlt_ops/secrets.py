@@ -1,0 +1,84 @@
+"""Secret backends: who provides a source's secrets, and the check every run repeats.
+
+A backend (plugin kind ``secret_backend``) *claims* the sources whose secrets it provides
+(the ``airflow`` backend claims sources with ``airflow_var``); a source nobody claims uses the
+built-in ``secrets_toml`` backend, i.e. dlt's own providers reading ``.dlt/secrets.toml``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from dlt_ops.errors import (
+    PluginConflictError,
+    PluginLoadError,
+    PluginLoadFailedError,
+    PluginNotRegisteredError,
+    SecretBackendError,
+    UnknownPluginError,
+)
+
+if TYPE_CHECKING:
+    from dlt_ops.config import ProjectConfig, SourceConfig
+    from dlt_ops.plugins import PluginRegistry
+
+DEFAULT_SECRET_BACKEND = "secrets_toml"
+
+
+@runtime_checkable
+class SecretBackend(Protocol):
+    """What a ``secret_backend`` plugin registers."""
+
+    name: str
+
+    def claims(self, source: SourceConfig) -> bool:
+        """Whether this backend provides the secrets of ``source`` (the default claims none)."""
+
+    def check(self, config: ProjectConfig, source: str) -> list[str]:
+        """Problems that would stop the backend from serving ``source`` (empty when fine)."""
+
+    def prepare(self, config: ProjectConfig, source: str) -> None:
+        """Make the secrets visible to dlt's providers before the source is instantiated."""
+
+
+def resolve_secret_backend(
+    config: ProjectConfig, registry: PluginRegistry, source: str
+) -> tuple[str, SecretBackend]:
+    """The backend serving ``source``, checked; raises a ``PreflightError`` subclass."""
+    cfg = config.source(source)
+    claimers: list[str] = []
+    for name in registry.names("secret_backend"):
+        if name == DEFAULT_SECRET_BACKEND:
+            continue
+        try:
+            backend = registry.get("secret_backend", name)
+        except (UnknownPluginError, PluginLoadError, PluginConflictError):
+            continue  # reported by `plugins doctor`; it matters only if it would claim
+        if backend.claims(cfg):
+            claimers.append(name)
+    if len(claimers) > 1:
+        raise SecretBackendError(
+            f"source '{source}' is claimed by several secret backends: {', '.join(claimers)}. "
+            f"Keep one claim (e.g. remove airflow_var) or uninstall one backend."
+        )
+    if cfg.airflow_var and not claimers:
+        raise SecretBackendError(
+            f"source '{source}' sets airflow_var = {cfg.airflow_var!r} but no installed secret "
+            f"backend claims it. Install the Airflow backend (`pip install dltops-core[airflow]`)"
+            f" or remove airflow_var from [sources.{source}.dlt_ops]."
+        )
+    name = claimers[0] if claimers else DEFAULT_SECRET_BACKEND
+    try:
+        backend = registry.get("secret_backend", name)
+    except PluginLoadError as exc:
+        raise PluginLoadFailedError("secret_backend", name, exc.cause) from exc
+    except UnknownPluginError as exc:
+        raise PluginNotRegisteredError(
+            "secret_backend", name, exc.known, f"source '{source}'"
+        ) from exc
+    problems = backend.check(config, source)
+    if problems:
+        raise SecretBackendError(
+            f"secret backend '{name}' cannot serve source '{source}': {'; '.join(problems)}"
+        )
+    return name, backend

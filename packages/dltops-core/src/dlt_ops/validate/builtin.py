@@ -1,0 +1,44 @@
+"""Registers the core validation rules (entry point ``core_rules`` in dltops-core)."""
+
+from __future__ import annotations
+
+from dlt_ops import hookimpl
+from dlt_ops.plugins import Register
+
+
+@hookimpl
+def dlt_ops_register_validation_rules(register: Register) -> None:
+    """Register the 21 core rules (four of them slots filled by later releases)."""
+    from dlt_ops.validate.rules_live import LIVE_RULES
+    from dlt_ops.validate.rules_platform import PLATFORM_RULES
+    from dlt_ops.validate.rules_static import STATIC_RULES
+
+    by_id = {r.id: r for r in (*LIVE_RULES, *STATIC_RULES, *PLATFORM_RULES)}
+    for rule_id in CORE_RULE_ORDER:
+        register(by_id[rule_id], name=rule_id)
+
+
+#: Reference §3.2 order.
+CORE_RULE_ORDER = (
+    "import_safety",
+    "config_section_required",
+    "schedule_required",
+    "explicit_source_name",
+    "module_name_matches_section",
+    "orphan_config_sections",
+    "no_resource_overlap",
+    "json_hints_for_dict_fields",
+    "pydantic_columns_required",
+    "pydantic_model_forbids_extra",
+    "schema_contract_declared",
+    "explicit_resource_name_multi_source",
+    "cursor_not_load_timestamp",
+    "incremental_cursor_required",
+    "secret_backend_registered",
+    "alert_sink_registered",
+    "destination_capability",
+    "stale_sources",
+    "assertion_config_valid",
+    "assertion_columns_exist",
+    "assertion_predicate_resolvable",
+)

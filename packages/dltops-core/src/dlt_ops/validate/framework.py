@@ -1,0 +1,157 @@
+"""The validation-rule contract: ``ValidationRule``, ``Finding`` and the context rules read.
+
+Rules are plugins (kind ``validation_rule``, hook ``dlt_ops_register_validation_rules``); the
+core's own rules register through the same entry-point mechanism as anyone else's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from dlt_ops.config import ProjectConfig
+    from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.project import Project, SourceInfo
+    from dlt_ops.project.introspect import Introspection
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One validate finding. ``source`` is a source name, a pipeline directory or a config
+    table (``dlt_ops.rules``); ``exempt_by`` lists the sources whose exemption silences it
+    (default: ``source`` itself) — a finding shared by several sources needs all of them."""
+
+    source: str
+    field: str
+    message: str
+    is_warning: bool = False
+    rule: str | None = None
+    exempt_by: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` shape (the reference's keys plus ``rule``)."""
+        return {
+            "source": self.source,
+            "field": self.field,
+            "message": self.message,
+            "is_warning": self.is_warning,
+            "rule": self.rule,
+        }
+
+
+@runtime_checkable
+class ValidationRule(Protocol):
+    """What a ``validation_rule`` plugin registers.
+
+    ``id`` is the name users switch in ``[dlt_ops.rules]`` and exempt per source;
+    ``description`` is one line; ``default_on`` says whether the rule runs when the config does
+    not mention it. ``check`` yields :class:`Finding` objects for the project in ``ctx``.
+
+    Optional attributes, read with defaults: ``exemptable`` (``True``; ``False`` refuses
+    per-source exemptions), ``needs_import`` (``False``; ``True`` when the rule inspects
+    imported/instantiated sources, so sources that failed Phase 2 reduce its coverage) and
+    ``provided_later`` (``None``; a string marks a catalog slot whose check is not shipped
+    yet — it is listed but never run, and never reported as passing).
+    """
+
+    id: str
+    description: str
+    default_on: bool
+
+    def check(self, ctx: ValidationContext) -> Iterable[Finding]:
+        """Yield findings; an exception is reported as an error finding, never raised."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A convenient :class:`ValidationRule` built from a function."""
+
+    id: str
+    description: str
+    fn: Callable[[ValidationContext], Iterable[Finding]] | None = None
+    default_on: bool = True
+    exemptable: bool = True
+    needs_import: bool = False
+    provided_later: str | None = None
+
+    def check(self, ctx: ValidationContext) -> Iterable[Finding]:
+        """Run ``fn`` (a pending slot yields nothing and is never run by the engine)."""
+        return self.fn(ctx) if self.fn is not None else ()
+
+
+@dataclass(frozen=True)
+class ResolvedRule:
+    """A rule in the catalog with its owner and whether the project has it switched on."""
+
+    rule: Any
+    distribution: str
+    enabled: bool
+
+    @property
+    def id(self) -> str:
+        """The rule id."""
+        return str(self.rule.id)
+
+    @property
+    def provided_later(self) -> str | None:
+        """Set on catalog slots whose check ships later."""
+        return getattr(self.rule, "provided_later", None)
+
+    @property
+    def exemptable(self) -> bool:
+        """Whether per-source exemptions apply."""
+        return bool(getattr(self.rule, "exemptable", True))
+
+
+@dataclass
+class ValidationContext:
+    """Everything a rule may read. Phase-1 facts are always there; ``introspected`` holds
+    Phase-2 results (sources that failed Phase 2 have ``import_error`` set)."""
+
+    config: ProjectConfig
+    project: Project
+    registry: PluginRegistry
+    introspected: Mapping[str, Introspection] = field(default_factory=dict)
+    catalog: Mapping[str, ResolvedRule] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path:
+        """The project root."""
+        return self.project.root
+
+    def rel(self, path: Path | str) -> str:
+        """``path`` relative to the root, POSIX style."""
+        p = Path(path)
+        try:
+            return p.relative_to(self.root).as_posix()
+        except ValueError:
+            return p.as_posix()
+
+    def sources(self) -> list[SourceInfo]:
+        """Every Phase-1 source, sorted by name."""
+        return list(self.project.sources.values())
+
+    def live(self) -> list[Introspection]:
+        """Sources that imported and instantiated cleanly (for rules that inspect resources)."""
+        return [i for i in self.introspected.values() if i.source is not None]
+
+    def owners_of(self, pipeline: str, file: Path) -> tuple[str, ...]:
+        """The sources a file's definitions belong to (its own sources, else its users)."""
+        sources = self.project.sources_in(pipeline)
+        own = tuple(s.name for s in sources if s.module_path == file)
+        if own:
+            return own
+        defined = {
+            r.name for m in self.project.pipeline(pipeline).modules() if m.path == file
+            for r in m.resources
+        }  # fmt: skip
+        users = []
+        for s in sources:
+            intro = self.introspected.get(s.name)
+            names = (intro.live_resources if intro else None) or s.static_resources
+            if defined & set(names):
+                users.append(s.name)
+        return tuple(users) or tuple(s.name for s in sources)

@@ -1,0 +1,189 @@
+"""The runtime preflight (reference Tier 2): re-checked on every run and backfill chunk.
+
+Not configurable and without rule ids: these are the conditions under which a run would fail
+halfway or silently do less than asked, so it is refused before extract instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from dlt_ops.errors import (
+    DltOpsError,
+    MissingIncrementalCursorError,
+    PluginLoadError,
+    PluginLoadFailedError,
+    PluginNotRegisteredError,
+    UnknownPluginError,
+    UnknownRuleIdError,
+)
+from dlt_ops.plugins import KINDS
+from dlt_ops.validate.capability import (
+    ADAPTER_GATED_FEATURES,
+    DestinationCheck,
+    check_destination,
+    engaged_by_config,
+)
+
+if TYPE_CHECKING:
+    from dlt_ops.config import ProjectConfig
+    from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.project import SourceInfo
+
+log = structlog.get_logger(__name__)
+
+_RESERVED_ASSERTION_KEYS = {"on_failure", "custom", "max_violations", "max_violation_ratio"}
+
+
+@dataclass(frozen=True)
+class PreflightReport:
+    """What a passed preflight established, for the runner to use."""
+
+    destination: DestinationCheck
+    secret_backend: str
+    engaged_features: tuple[str, ...]
+    notices: tuple[str, ...] = field(default=())
+
+    @property
+    def tier(self) -> str:
+        """``full`` (an adapter is registered) or ``core``."""
+        return self.destination.tier
+
+
+def _selected(selection: Any) -> list[Any]:
+    """The selected resources of a ``DltSource``, or the given resources."""
+    if selection is None:
+        return []
+    selected = getattr(selection, "selected_resources", None)
+    if selected is not None:
+        return list(selected.values())
+    if isinstance(selection, dict):
+        return list(selection.values())
+    return list(selection)
+
+
+def _check_rule_ids(config: ProjectConfig, registry: PluginRegistry) -> None:
+    from dlt_ops.validate.engine import resolve_catalog
+
+    catalog = resolve_catalog(registry, dict(config.rules))
+    if catalog.unknown_switches:
+        raise UnknownRuleIdError(
+            f"unknown rule id(s) in [dlt_ops.rules]: {', '.join(catalog.unknown_switches)}; "
+            f"valid rule ids: {', '.join(sorted(catalog.rules))}. Fix the key in "
+            f"{config.path} (`dlt-ops pipeline validate --show-resolved-rules` lists them)."
+        )
+
+
+def _need(registry: PluginRegistry, kind: str, name: str, needed_by: str) -> None:
+    try:
+        registry.get(kind, name)
+    except PluginLoadError as exc:
+        raise PluginLoadFailedError(kind, name, exc.cause) from exc
+    except UnknownPluginError as exc:
+        raise PluginNotRegisteredError(kind, name, exc.known, needed_by) from exc
+
+
+def _check_alert_sinks(config: ProjectConfig, registry: PluginRegistry) -> None:
+    from dlt_ops.validate.rules_platform import BUILTIN_ALERT_SINKS
+
+    for name in config.alert_sinks or ():
+        if name in BUILTIN_ALERT_SINKS:
+            continue
+        if "alert_sink" not in KINDS:
+            raise PluginNotRegisteredError(
+                "alert_sink", name, BUILTIN_ALERT_SINKS, "[dlt_ops] alert_sinks"
+            )
+        _need(registry, "alert_sink", name, "[dlt_ops] alert_sinks")
+
+
+def _check_assertion_types(
+    config: ProjectConfig, registry: PluginRegistry, source: str, resources: Iterable[str]
+) -> None:
+    tables = config.source(source).assertions or {}
+    for resource in resources:
+        table = tables.get(resource)
+        if not isinstance(table, dict):
+            continue
+        for key in table:
+            if key not in _RESERVED_ASSERTION_KEYS:
+                needed_by = f"[sources.{source}.dlt_ops.assertions.{resource}]"
+                _need(registry, "assertion_rule", key, needed_by)
+
+
+def run_preflight(
+    config: ProjectConfig,
+    registry: PluginRegistry,
+    source: SourceInfo,
+    selection: Any = None,
+    *,
+    window: bool = False,
+    engaged_features: Collection[str] = (),
+) -> PreflightReport:
+    """Refuse a run before extract when it cannot succeed as asked.
+
+    Call it after ``source_fn()`` (and ``with_resources``) and before building the dlt
+    pipeline, for every plain run and every backfill chunk (backfill also calls it once up
+    front with ``engaged_features={"backfill"}``).
+
+    Args:
+        config: the project config.
+        registry: the command's plugin registry (with the project's picks).
+        source: the Phase-1 ``SourceInfo`` of the source (``load_source(...).info``).
+        selection: the instantiated ``DltSource`` (its ``selected_resources`` are checked),
+            or an iterable/mapping of ``DltResource``; ``None`` skips per-resource checks.
+        window: ``True`` when the run has ``--from/--to`` bounds (backfill chunks, windowed
+            runs): every selected resource must then have an incremental cursor.
+        engaged_features: adapter-gated features the caller is about to use, from
+            :data:`~dlt_ops.validate.capability.ADAPTER_GATED_FEATURES` (e.g. ``"backfill"``,
+            ``"runs ledger and status"`` when the destination ledger is mandatory). Features
+            engaged by config and code are added automatically: ``require_destination_adapter``,
+            ``@with_checkpoints`` (static detection), ``on_failure = "quarantine"`` on a
+            selected resource.
+
+    Checks, in order: (1) every id in ``[dlt_ops.rules]`` is a registered rule; (2) the
+    destination resolves, its adapter loads and is complete, and adapter-gated features are
+    engaged only with an adapter; (3) the source's secret backend is registered, loads and
+    can serve it (the check the reference forgot to call); (4) configured alert sinks and
+    (5) assertion types of selected resources are registered and load; (6) with ``window``,
+    every selected resource has an incremental cursor.
+
+    Returns:
+        A :class:`PreflightReport` (destination tier and adapter, secret backend name, the
+        engaged features, and the core-mode notice when there is no adapter).
+
+    Raises:
+        UnknownRuleIdError, DestinationNotResolvableError, PluginLoadFailedError,
+        AdapterCapabilityError, DestinationCapabilityError, SecretBackendError,
+        PluginNotRegisteredError, MissingIncrementalCursorError — all ``PreflightError``
+        (exit code 1); ``UnresolvedDestinationError`` (a ``ConfigError``, exit 2) when no
+        destination is configured, and ``PluginConflictError`` when two plugins claim a name.
+    """
+    from dlt_ops.secrets import resolve_secret_backend
+
+    resources = _selected(selection)
+    names = [r.name for r in resources]
+    unknown = sorted(set(engaged_features) - set(ADAPTER_GATED_FEATURES))
+    if unknown:
+        raise DltOpsError(f"run_preflight: unknown engaged feature(s): {', '.join(unknown)}")
+    _check_rule_ids(config, registry)
+    engaged = list(dict.fromkeys([
+        *engaged_features,
+        *engaged_by_config(config, source.name, source.uses_checkpoints,
+                           names if selection is not None else None),
+    ]))  # fmt: skip
+    destination = check_destination(config, registry, source.name, engaged)
+    backend, _ = resolve_secret_backend(config, registry, source.name)
+    _check_alert_sinks(config, registry)
+    _check_assertion_types(config, registry, source.name, names)
+    if window:
+        missing = [r.name for r in resources if getattr(r, "incremental", None) is None]
+        if missing:
+            raise MissingIncrementalCursorError(missing)
+    notices = (destination.notice,) if destination.notice else ()
+    for notice in notices:
+        log.warning("preflight.core_mode", notice=notice)
+    return PreflightReport(destination, backend, tuple(engaged), notices)

@@ -1,0 +1,164 @@
+"""Core rules that need Phase 2: the sandbox verdicts and the instantiated sources."""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Iterator
+from typing import Any
+
+from dlt_ops.validate.framework import Finding, Rule, ValidationContext
+
+
+def import_safety(ctx: ValidationContext) -> Iterator[Finding]:
+    """Source modules do no network I/O, disk writes, process spawns or pipeline runs at import."""
+    for intro in ctx.introspected.values():
+        if intro.verdict is None:
+            continue
+        stem = intro.info.module_stem
+        for v in intro.verdict.violations:
+            yield Finding(
+                intro.info.name, "import_safety",
+                f"{v.kind} at import of {stem}.py (line {v.line}): {v.event}({v.target}). "
+                f"Move it into the source or resource function.",
+            )  # fmt: skip
+
+
+def _resources(intro: Any) -> list[Any]:
+    return list(intro.source.resources.values())
+
+
+def _model(resource: Any) -> Any:
+    """The Pydantic model passed as ``columns=``, or ``None``."""
+    hints = getattr(resource, "_hints", None) or {}
+    model = hints.get("original_columns")
+    try:
+        from pydantic import BaseModel
+    except ImportError:
+        return None
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def _table_schema(resource: Any) -> dict[str, Any] | None:
+    try:
+        return resource.compute_table_schema()
+    except Exception:  # dynamic hints need a data item; nothing static to check
+        return None
+
+
+def no_resource_overlap(ctx: ValidationContext) -> Iterator[Finding]:
+    """Resource names are unique among the sources of one pipeline directory."""
+    owner: dict[tuple[str, str], str] = {}
+    for intro in ctx.live():
+        for name in intro.live_resources or ():
+            key = (intro.info.pipeline, name)
+            first = owner.setdefault(key, intro.info.name)
+            if first != intro.info.name:
+                yield Finding(
+                    intro.info.name, "resources",
+                    f"Resource '{name}' already defined in source '{first}' (same pipeline "
+                    f"'{intro.info.pipeline}'); rename one with name=.",
+                )  # fmt: skip
+
+
+def pydantic_columns_required(ctx: ValidationContext) -> Iterator[Finding]:
+    """Every resource declares columns=<a pydantic.BaseModel subclass>."""
+    for intro in ctx.live():
+        for res in _resources(intro):
+            if _model(res) is not None:
+                continue
+            declared = (getattr(res, "_hints", None) or {}).get("original_columns")
+            what = "has no columns= model" if declared is None else (
+                f"declares columns= as {type(declared).__name__}, not a pydantic.BaseModel"
+            )  # fmt: skip
+            yield Finding(
+                intro.info.name, f"resource.{res.name}",
+                f"Resource '{res.name}' {what}; declare a Pydantic model: "
+                f"@dlt.resource(name=\"{res.name}\", columns=MyModel).",
+            )  # fmt: skip
+
+
+def pydantic_model_forbids_extra(ctx: ValidationContext) -> Iterator[Finding]:
+    """A resource's Pydantic model forbids extra fields (else dlt silently drops new columns)."""
+    for intro in ctx.live():
+        for res in _resources(intro):
+            model = _model(res)
+            schema = _table_schema(res) if model is not None else None
+            contract = (schema or {}).get("schema_contract")
+            columns = contract.get("columns") if isinstance(contract, dict) else contract
+            if columns == "discard_value":
+                yield Finding(
+                    intro.info.name, f"resource.{res.name}",
+                    f"Resource '{res.name}' runs under schema_contract columns='discard_value' "
+                    f"(unknown fields are dropped silently). Add this line to "
+                    f"{model.__name__}: model_config = pydantic.ConfigDict(extra=\"forbid\")",
+                )  # fmt: skip
+
+
+def _dictish(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation)
+    if annotation is dict or origin is dict or annotation in (typing.Dict, typing.Mapping):  # noqa: UP006
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_dictish(a) for a in typing.get_args(annotation))
+    if origin in (list, typing.List):  # noqa: UP006
+        args = typing.get_args(annotation)
+        return bool(args) and _dictish(args[0])
+    from collections.abc import Mapping
+
+    return origin is Mapping
+
+
+def json_hints_for_dict_fields(ctx: ValidationContext) -> Iterator[Finding]:
+    """Model fields typed dict / list[dict] load as data_type "json", not child tables."""
+    for intro in ctx.live():
+        for res in _resources(intro):
+            model = _model(res)
+            schema = _table_schema(res) if model is not None else None
+            if schema is None:
+                continue
+            columns = schema.get("columns", {})
+            for name, info in model.model_fields.items():
+                if not _dictish(info.annotation):
+                    continue
+                if (columns.get(name) or {}).get("data_type") != "json":
+                    yield Finding(
+                        intro.info.name, f"resource.{res.name}.{name}",
+                        f"Field '{name}' of {model.__name__} is a dict/list[dict] but its "
+                        f"column is not data_type 'json', so dlt would unnest it into child "
+                        f"tables. Fix: {res.name}.apply_hints(columns={{'{name}': "
+                        f"{{'data_type': 'json'}}}}) or drop the override.",
+                    )  # fmt: skip
+
+
+def incremental_cursor_required(ctx: ValidationContext) -> Iterator[Finding]:
+    """Resources of recurring (non-@manual) sources declare an incremental cursor."""
+    for intro in ctx.live():
+        cfg = ctx.config.source(intro.info.name)
+        if not cfg.schedule_valid or cfg.schedule == "@manual":
+            continue
+        for res in _resources(intro):
+            if getattr(res, "incremental", None) is None:
+                yield Finding(
+                    intro.info.name, f"incremental.{res.name}",
+                    f"Resource '{res.name}' of {cfg.schedule} source '{intro.info.name}' has no "
+                    f"incremental cursor, so every run reloads everything. Declare "
+                    f"dlt.sources.incremental(...) or exempt it: [sources.{intro.info.name}."
+                    f'dlt_ops.rule_exemptions] incremental_cursor_required = "<why>"',
+                )  # fmt: skip
+
+
+LIVE_RULES = (
+    Rule("import_safety", "Source modules have no side effects at import time.", import_safety,
+         exemptable=False, needs_import=True),
+    Rule("no_resource_overlap", "Resource names are unique within a pipeline directory.",
+         no_resource_overlap, needs_import=True),
+    Rule("json_hints_for_dict_fields", "dict / list[dict] model fields load as json.",
+         json_hints_for_dict_fields, needs_import=True),
+    Rule("pydantic_columns_required", "Every resource declares columns=<Pydantic model>.",
+         pydantic_columns_required, needs_import=True),
+    Rule("pydantic_model_forbids_extra", 'Resource models set extra="forbid".',
+         pydantic_model_forbids_extra, needs_import=True),
+    Rule("incremental_cursor_required", "Resources of recurring sources have a cursor (opt-in).",
+         incremental_cursor_required, default_on=False, needs_import=True),
+)  # fmt: skip

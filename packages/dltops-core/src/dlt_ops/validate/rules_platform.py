@@ -1,0 +1,88 @@
+"""Core rules about the platform a source runs on: destination tier, secrets, alert sinks.
+
+They call the same functions as the runtime preflight, so validate and run cannot disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dlt_ops.errors import ConfigError, DltOpsError, PluginError
+from dlt_ops.plugins import KINDS
+from dlt_ops.validate.capability import check_destination, engaged_by_config
+from dlt_ops.validate.framework import Finding, Rule, ValidationContext
+
+BUILTIN_ALERT_SINKS = ("logging",)
+
+
+def destination_capability(ctx: ValidationContext) -> Iterator[Finding]:
+    """Each source's destination resolves, its adapter is complete, and adapter-gated
+    features are only engaged at full tier (core tier without them is a warning)."""
+    notices: dict[str, list[str]] = {}
+    for s in ctx.sources():
+        engaged = engaged_by_config(ctx.config, s.name, s.uses_checkpoints)
+        try:
+            result = check_destination(ctx.config, ctx.registry, s.name, engaged)
+        except (ConfigError, PluginError, DltOpsError) as exc:
+            yield Finding(s.name, "destination", str(exc))
+            continue
+        if result.notice:
+            notices.setdefault(result.notice, []).append(s.name)
+    for notice, names in notices.items():
+        for name in names:
+            yield Finding(name, "destination", notice, is_warning=True)
+
+
+def secret_backend_registered(ctx: ValidationContext) -> Iterator[Finding]:
+    """Each source's secret backend is registered, loads and can serve it."""
+    from dlt_ops.secrets import resolve_secret_backend
+
+    for s in ctx.sources():
+        try:
+            resolve_secret_backend(ctx.config, ctx.registry, s.name)
+        except DltOpsError as exc:
+            yield Finding(s.name, "secret_backend", str(exc))
+
+
+def alert_sink_registered(ctx: ValidationContext) -> Iterator[Finding]:
+    """Every name in [dlt_ops] alert_sinks is an installed alert sink."""
+    sinks = ctx.config.alert_sinks
+    if sinks is None:
+        return
+    for name in sinks:
+        if name in BUILTIN_ALERT_SINKS:
+            continue
+        if "alert_sink" in KINDS:
+            try:
+                ctx.registry.get("alert_sink", name)
+                continue
+            except DltOpsError as exc:
+                message = str(exc)
+        else:
+            message = (
+                f"alert sink '{name}' is not available: this version ships only "
+                f"{', '.join(BUILTIN_ALERT_SINKS)}"
+            )
+        yield Finding("dlt_ops.alert_sinks", "alert_sinks", message)
+
+
+def _later(rule_id: str, description: str, when: str) -> Rule:
+    return Rule(rule_id, description, provided_later=when, needs_import=True)
+
+
+PLATFORM_RULES = (
+    Rule("secret_backend_registered", "Each source's secret backend is installed and usable.",
+         secret_backend_registered),
+    Rule("alert_sink_registered", "Every configured alert sink is installed.",
+         alert_sink_registered),
+    Rule("destination_capability", "Destinations resolve; gated features need an adapter.",
+         destination_capability),
+    _later("stale_sources", "Sources with no run for staleness_days (warning).",
+           "lands with the runs ledger"),
+    _later("assertion_config_valid", "Assertion tables are well-formed.",
+           "lands with assertions"),
+    _later("assertion_columns_exist", "Assertion columns exist on the resource model.",
+           "lands with assertions"),
+    _later("assertion_predicate_resolvable", "Custom assertion predicates import cleanly.",
+           "lands with assertions"),
+)  # fmt: skip
