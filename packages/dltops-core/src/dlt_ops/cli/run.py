@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from dlt_ops.cli.state import AppState
+from dlt_ops.cli.state import AppState, RootOption
 
 _WORKER_ENV = {
     "normalize_workers": "NORMALIZE__WORKERS",
@@ -82,13 +82,14 @@ def run(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the run's ledger row as JSON on stdout.")
     ] = False,
+    root: RootOption = None,
 ) -> None:
     """Run one source: ledger row, preflight, extract, normalize, load."""
     from dlt_ops.errors import DltOpsError, UsageError
     from dlt_ops.runner.run import RunFailedError, RunRequest, execute_run
     from dlt_ops.runner.window import window_from_options
 
-    state: AppState = ctx.obj
+    state: AppState = ctx.obj.with_root(root)
     config = state.project()
     window = window_from_options(start, end)
     request = RunRequest(

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from dlt_ops.cli.state import AppState
+from dlt_ops.cli.state import AppState, RootOption
 
 runs_app = typer.Typer(no_args_is_help=True, help="Work with the runs ledger across sources.")
 
@@ -20,6 +20,7 @@ def prune(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Count what would be deleted; delete nothing.")
     ] = False,
+    root: RootOption = None,
 ) -> None:
     """Trim ledger rows older than a retention period, in every ledger the project uses."""
     from dlt_ops.ledger.prune import prune_ledgers
@@ -27,7 +28,7 @@ def prune(
     from dlt_ops.project.discovery import discover
     from dlt_ops.runner.window import parse_duration
 
-    state: AppState = ctx.obj
+    state: AppState = ctx.obj.with_root(root)
     config = state.project()
     age, label = parse_duration(older_than, "--older-than")
     sources = list(discover(config.root).sources)

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+import typer
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.plugins import PluginRegistry
+
+
+#: ``--root`` accepted on every project command too (``dlt-ops pipeline status --root DIR``).
+RootOption = Annotated[
+    Path | None,
+    typer.Option("--root", help="Project root (default: nearest parent with .dlt/config.toml)."),
+]
 
 
 @dataclass
@@ -19,6 +28,12 @@ class AppState:
     debug: bool = False
     _config: ProjectConfig | None = field(default=None, repr=False)
     _registry: PluginRegistry | None = field(default=None, repr=False)
+
+    def with_root(self, root: Path | None) -> AppState:
+        """Apply a command-level ``--root`` (it wins over the global one)."""
+        if root is not None:
+            self.root, self._config, self._registry = root, None, None
+        return self
 
     def project(self) -> ProjectConfig:
         """The project's config (root from ``--root`` or the nearest parent of the cwd)."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from dlt_ops.cli.state import AppState
+from dlt_ops.cli.state import AppState, RootOption
 
 if TYPE_CHECKING:
     from dlt_ops.ledger.model import RunRecord
@@ -108,6 +108,7 @@ def render_json(statuses: list[SourceStatus], now: datetime, heartbeat_s: float)
 
 def status(
     ctx: typer.Context,
+    root: RootOption = None,
     source: Annotated[
         list[str] | None, typer.Option("--source", "-s", help="Only this source (repeatable).")
     ] = None,
@@ -139,7 +140,7 @@ def status(
     from dlt_ops.project.discovery import discover
     from dlt_ops.runner.window import parse_bound
 
-    state: AppState = ctx.obj
+    state: AppState = ctx.obj.with_root(root)
     config = state.project()
     known = sorted(discover(config.root).sources)
     selected = known

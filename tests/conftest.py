@@ -1,0 +1,117 @@
+"""Fixtures for end-to-end tests: throwaway projects and the real `dlt-ops` CLI in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+CLI = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import run; run()"
+
+EVENTS_SOURCE = """
+from datetime import datetime, timezone
+
+import dlt
+
+ROWS = [
+    {"id": i, "kind": "k%d" % (i % 3), "occurred_at": datetime(2026, 1, i, 12, tzinfo=timezone.utc)}
+    for i in range(1, 7)
+]
+
+
+@dlt.resource(name="events", primary_key="id", write_disposition="merge")
+def events(
+    occurred_at=dlt.sources.incremental("occurred_at", initial_value=datetime(2020, 1, 1, tzinfo=timezone.utc)),
+):
+    yield [r for r in ROWS]
+
+
+@dlt.source(name="{name}")
+def {name}_source():
+    return events
+"""
+
+RAISING_SOURCE = """
+import dlt
+
+
+@dlt.resource(name="rows")
+def rows():
+    yield [{{"a": 1}}]
+
+
+@dlt.source(name="{name}")
+def {name}_source():
+    raise ValueError("cannot resolve secret sources.{name}.api_key: set it in .dlt/secrets.toml")
+"""
+
+BLOCKING_SOURCE = """
+import os
+import time
+from pathlib import Path
+
+import dlt
+
+
+@dlt.resource(name="rows")
+def rows():
+    Path(os.environ["DLTOPS_TEST_STARTED"]).write_text("started")
+    while not Path(os.environ["DLTOPS_TEST_RELEASE"]).exists():
+        time.sleep(0.05)
+    yield [{{"a": 1}}]
+
+
+@dlt.source(name="{name}")
+def {name}_source():
+    return rows
+"""
+
+
+def write_project(
+    root: Path, config: str, sources: dict[str, str], pipeline: str = "my_pipeline"
+) -> Path:
+    """A project at ``root``: ``.dlt/config.toml`` and one module per source."""
+    (root / ".dlt").mkdir(parents=True, exist_ok=True)
+    (root / ".dlt" / "config.toml").write_text(textwrap.dedent(config))
+    source_dir = root / pipeline / "source"
+    source_dir.mkdir(parents=True, exist_ok=True)
+    for name, template in sources.items():
+        (source_dir / f"{name}.py").write_text(template.format(name=name))
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Callable[..., Path]:
+    """``project(config, {source: template})`` → a fresh project root."""
+
+    def make(config: str, sources: dict[str, str], name: str = "proj") -> Path:
+        return write_project(tmp_path / name, config, sources)
+
+    return make
+
+
+def run_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI in a fresh interpreter."""
+    full_env = {**os.environ, "RUNTIME__DLTHUB_TELEMETRY": "false", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-c", CLI, *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture
+def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """The ``run_cli`` helper as a fixture."""
+    return run_cli
