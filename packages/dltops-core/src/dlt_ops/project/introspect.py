@@ -16,7 +16,7 @@ import structlog
 
 from dlt_ops.config import ProjectConfig
 from dlt_ops.errors import ImportSafetyError, SourceImportError
-from dlt_ops.project.loader import import_source_module, use_project_dir
+from dlt_ops.project.loader import forget_project_modules, import_source_module, use_project_dir
 from dlt_ops.project.model import Project, SourceInfo
 from dlt_ops.project.sandbox import (
     DEFAULT_TIMEOUT_S,
@@ -78,6 +78,7 @@ def introspect(
     """Phase 2 over ``names`` (default: every source); never raises for a broken source."""
     selected = [project.sources[n] for n in (names if names is not None else project.sources)]
     use_project_dir(project.root)
+    forget_project_modules(project.root)  # files may have changed since an earlier call
     modules = {s.module_path: s for s in selected}
     found: dict[Path, Verdict] = {}
     if sandbox_enabled(config) and modules:
