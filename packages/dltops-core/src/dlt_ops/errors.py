@@ -284,3 +284,32 @@ class UnknownResourceError(UsageError, LookupError):
             f"source '{source}' has no resource(s) {', '.join(unknown)}; "
             f"its resources are: {', '.join(known) or 'none'}."
         )
+
+
+# -- assertions ---------------------------------------------------------------------------------
+
+
+class AssertionConfigError(PreflightError):
+    """``[sources.X.dlt_ops.assertions]`` is invalid; the run is refused before extract."""
+
+    def __init__(self, source: str, issues: Sequence[str]) -> None:
+        self.source, self.issues = source, tuple(issues)
+        super().__init__(
+            f"invalid assertion config for source '{source}': {'; '.join(issues)}. Fix "
+            f"[sources.{source}.dlt_ops.assertions] (`dlt-ops pipeline validate` lists them)."
+        )
+
+
+class AssertionFailedError(DltOpsError):
+    """A ``fail`` assertion tripped: nothing of this run loads and its load package is dropped."""
+
+    def __init__(self, source: str, resource: str, assertion_type: str, message: str) -> None:
+        self.source, self.resource = source, resource
+        self.assertion_type, self.assertion_message = assertion_type, message
+        super().__init__(
+            f"assertion '{assertion_type}' failed on {source}.{resource}: {message}"
+        )
+
+
+class QuarantineWriteError(DltOpsError):
+    """Quarantined rows could not be written to ``_dlt_rejected``; the run aborts before load."""
