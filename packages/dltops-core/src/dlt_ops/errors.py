@@ -313,3 +313,26 @@ class AssertionFailedError(DltOpsError):
 
 class QuarantineWriteError(DltOpsError):
     """Quarantined rows could not be written to ``_dlt_rejected``; the run aborts before load."""
+
+
+# -- checkpoints ----------------------------------------------------------------------------------
+
+
+class UnregisteredDestinationError(DltOpsError, LookupError):
+    """A feature that needs a DestinationAdapter touched a core-tier destination at runtime
+    (the backstop behind preflight's static detection, e.g. an aliased ``with_checkpoints``)."""
+
+    def __init__(self, pipeline: str, destination: str, feature: str, registered: Sequence[str]):
+        self.pipeline, self.destination, self.feature = pipeline, destination, feature
+        super().__init__(
+            f"pipeline '{pipeline}': destination '{destination}' has no registered "
+            f"DestinationAdapter (core tier), but {feature} needs one. Registered adapters: "
+            f"{', '.join(registered) or 'none'}. Install a DestinationAdapter under the "
+            f"'dlt_ops.destination' entry-point group (e.g. `pip install dltops-{destination}`), "
+            f"switch to a destination that has one, or remove the feature."
+        )
+
+
+class CheckpointStateError(DltOpsError):
+    """The checkpoint table could not be set up or its resume state could not be read; the
+    run is refused before extracting rather than silently run without its resume state."""
