@@ -24,10 +24,11 @@ ROWS = [
 ]
 
 
+START = datetime(2020, 1, 1, tzinfo=timezone.utc)
+
+
 @dlt.resource(name="events", primary_key="id", write_disposition="merge")
-def events(
-    occurred_at=dlt.sources.incremental("occurred_at", initial_value=datetime(2020, 1, 1, tzinfo=timezone.utc)),
-):
+def events(occurred_at=dlt.sources.incremental("occurred_at", initial_value=START)):
     yield [r for r in ROWS]
 
 
@@ -42,7 +43,7 @@ import dlt
 
 @dlt.resource(name="rows")
 def rows():
-    yield [{{"a": 1}}]
+    yield [{"a": 1}]
 
 
 @dlt.source(name="{name}")
@@ -63,7 +64,7 @@ def rows():
     Path(os.environ["DLTOPS_TEST_STARTED"]).write_text("started")
     while not Path(os.environ["DLTOPS_TEST_RELEASE"]).exists():
         time.sleep(0.05)
-    yield [{{"a": 1}}]
+    yield [{"a": 1}]
 
 
 @dlt.source(name="{name}")
@@ -81,7 +82,7 @@ def write_project(
     source_dir = root / pipeline / "source"
     source_dir.mkdir(parents=True, exist_ok=True)
     for name, template in sources.items():
-        (source_dir / f"{name}.py").write_text(template.format(name=name))
+        (source_dir / f"{name}.py").write_text(template.replace("{name}", name))
     return root
 
 
@@ -115,3 +116,9 @@ def run_cli(
 def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """The ``run_cli`` helper as a fixture."""
     return run_cli
+
+
+@pytest.fixture
+def templates() -> dict[str, str]:
+    """Source module templates (``{name}`` is replaced by the source name)."""
+    return {"events": EVENTS_SOURCE, "raising": RAISING_SOURCE, "blocking": BLOCKING_SOURCE}

@@ -1,0 +1,154 @@
+"""`pipeline status`'s four ledger states on real DuckDB and PostgreSQL, plus `abandoned?`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+DUCKDB = """
+[dlt_ops]
+default_destination = "duckdb"
+default_dataset = "ds"
+heartbeat_seconds = 0.5
+
+[sources.events_src.dlt_ops]
+schedule = "@daily"
+
+[sources.slow_src.dlt_ops]
+schedule = "@daily"
+"""
+
+POSTGRES = """
+[dlt_ops]
+default_destination = "postgres"
+default_dataset = "ds"
+connect_timeout = 3
+
+[sources.events_src.dlt_ops]
+schedule = "@daily"
+"""
+
+
+def _status(cli, root: Path, env: dict[str, str] | None = None) -> dict[str, dict]:  # noqa: ANN001
+    proc = cli("pipeline", "status", "--json", cwd=root, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return {s["source"]: s for s in json.loads(proc.stdout)}
+
+
+STATES = """
+[dlt_ops]
+default_destination = "duckdb"
+
+[sources.events_src.dlt_ops]
+schedule = "@daily"
+dataset = "ds"
+
+[sources.nods_src.dlt_ops]
+schedule = "@daily"
+
+[sources.fs_src.dlt_ops]
+schedule = "@daily"
+dataset = "ds"
+destination = "filesystem"
+"""
+
+
+def test_duckdb_states(project, templates, cli) -> None:  # noqa: ANN001
+    sources = {name: templates["events"] for name in ("events_src", "nods_src", "fs_src")}
+    root = project(STATES, sources)
+    states = _status(cli, root)
+    assert states["events_src"]["ledger"] == "missing" and states["events_src"]["error"] is None
+    assert states["nods_src"]["ledger"] == "unreadable"
+    assert "No dataset configured" in states["nods_src"]["error"]
+    assert states["fs_src"]["ledger"] == "unsupported"
+    assert (
+        states["fs_src"]["error"]
+        == "destination 'filesystem' has no DestinationAdapter (core mode)"
+    )
+    assert not (root / "events_src_pipeline.duckdb").exists(), "status must not create files"
+
+    assert cli("pipeline", "run", "-s", "events_src", "-y", cwd=root).returncode == 0
+    states = _status(cli, root)
+    assert states["events_src"]["ledger"] == "ok"
+    assert [r["status"] for r in states["events_src"]["runs"]] == ["completed"]
+
+    text = cli("pipeline", "status", cwd=root).stdout
+    assert "! ledger unreadable: No dataset configured" in text
+    assert "! ledger unsupported: destination 'filesystem' has no DestinationAdapter" in text
+
+
+def test_postgres_states(project, templates, cli, postgres_database) -> None:  # noqa: ANN001
+    root = project(POSTGRES, {"events_src": templates["events"]})
+    env = {"DESTINATION__POSTGRES__CREDENTIALS": postgres_database.dlt_url}
+    assert _status(cli, root, env)["events_src"]["ledger"] == "missing"
+    run = cli("pipeline", "run", "-s", "events_src", "-y", cwd=root, env=env)
+    assert run.returncode == 0, run.stderr
+    state = _status(cli, root, env)["events_src"]
+    assert state["ledger"] == "ok" and state["runs"][0]["records_loaded"] == 6
+
+    with socket.socket() as sock:  # a port nobody listens on: the server is "down"
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    down = {
+        "DESTINATION__POSTGRES__CREDENTIALS": f"postgresql://loader:s3cret-pw@127.0.0.1:{closed}/nowhere"
+    }
+    started = time.monotonic()
+    proc = cli("pipeline", "status", "--json", cwd=root, env=down)
+    assert proc.returncode == 0
+    state = json.loads(proc.stdout)[0]
+    assert state["ledger"] == "unreadable" and "127.0.0.1" in state["error"]
+    assert "s3cret-pw" not in proc.stdout + proc.stderr
+    assert time.monotonic() - started < 15
+
+
+def test_sigkilled_run_shows_as_abandoned(project, templates, cli, tmp_path: Path) -> None:  # noqa: ANN001
+    root = project(DUCKDB, {"slow_src": templates["blocking"]})
+    started, release = tmp_path / "started", tmp_path / "release"
+    env = {
+        **os.environ,
+        "RUNTIME__DLTHUB_TELEMETRY": "false",
+        "DLTOPS_TEST_STARTED": str(started),
+        "DLTOPS_TEST_RELEASE": str(release),
+    }
+    code = "import sys; sys.argv=['dlt-ops',*sys.argv[1:]]; from dlt_ops.cli import run; run()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "pipeline", "run", "-s", "slow_src", "-y"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "run never started"
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + 30
+    while True:  # the heartbeat is 0.5 s: the row turns abandoned? after 1.5 s without one
+        run = _status(cli, root)["slow_src"]["runs"][0]
+        if run["abandoned"] or time.monotonic() > deadline:
+            break
+    assert run["status"] == "running" and run["abandoned"] is True
+    assert run["pid"] == proc.pid
+    text = cli("pipeline", "status", "-s", "slow_src", cwd=root).stdout
+    assert "abandoned?" in text and "no heartbeat for" in text
+    alert = cli("pipeline", "status", "-s", "slow_src", "--fail-on", "stale", cwd=root)
+    assert alert.returncode == 1
+
+
+@pytest.mark.parametrize("flag", ["failed", "stale"])
+def test_fail_on_is_quiet_when_healthy(project, templates, cli, flag: str) -> None:  # noqa: ANN001
+    root = project(DUCKDB, {"events_src": templates["events"]})
+    assert cli("pipeline", "run", "-s", "events_src", "-y", cwd=root).returncode == 0
+    assert cli("pipeline", "status", "--fail-on", flag, cwd=root).returncode == 0
