@@ -336,3 +336,26 @@ class UnregisteredDestinationError(DltOpsError, LookupError):
 class CheckpointStateError(DltOpsError):
     """The checkpoint table could not be set up or its resume state could not be read; the
     run is refused before extracting rather than silently run without its resume state."""
+
+
+# -- backfill -----------------------------------------------------------------------------------
+
+
+class BackfillError(DltOpsError):
+    """A backfill ran and did not cover its window (exit code 1)."""
+
+
+class BackfillStateError(BackfillError):
+    """A load-bearing write or read of ``_dlt_backfills`` failed or found inconsistent state."""
+
+
+class LeaseLostError(BackfillStateError):
+    """This worker's lease on a chunk expired and another worker reclaimed it."""
+
+
+class BackfillChunkError(BackfillError):
+    """A chunk run failed (after its attempts); the invocation stopped there."""
+
+
+class BackfillNotCoveredError(BackfillError):
+    """The invocation ended with chunks not completed (failed, pending or held elsewhere)."""
