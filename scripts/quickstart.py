@@ -1,51 +1,46 @@
 """The DuckDB quickstart run by README command 1.
 
-Today it proves the install: every plugin loads (`dlt-ops plugins doctor`) and the DuckDB
-adapter round-trips a row through a real database file in a scratch project.
+Scaffolds the example project in a scratch directory and walks it the way a new user would:
+`init demo --example` → `pipeline validate` → `pipeline run -s demo_events -y` →
+`pipeline status`. Every step is the real CLI; the script stops at the first failure.
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
-import tempfile
-from datetime import UTC, datetime
 from pathlib import Path
 
-from dlt_ops.adapters import Column, ColumnType, Statement, TableSpec
-from dlt_ops.config import load_project_config
-from dlt_ops.destinations import open_session, resolve_destination
-from dlt_ops.plugins import PluginRegistry
-
-CONFIG = """[dlt_ops]
-default_destination = "duckdb"
-default_dataset = "quickstart"
-
-[sources.hello.dlt_ops]
-schedule = "@daily"
-"""
+SCRATCH = Path(__file__).resolve().parents[1] / ".quickstart"
 
 
-def main() -> int:
-    doctor = subprocess.run(["dlt-ops", "plugins", "doctor"], check=False)
-    if doctor.returncode != 0:
-        return doctor.returncode
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        (root / ".dlt").mkdir()
-        (root / ".dlt" / "config.toml").write_text(CONFIG)
-        config = load_project_config(root)
-        where = resolve_destination(config, "hello")
-        table = TableSpec("hello", (Column("said_at", ColumnType.TIMESTAMPTZ),))
-        with open_session(PluginRegistry(picks=config.plugins), config, where) as session:
-            session.ensure_table(table)
-            session.execute(
-                Statement("INSERT INTO {hello} (said_at) VALUES (?)"), datetime.now(UTC)
-            )
-            (count,) = session.query(Statement("SELECT COUNT(*) FROM {hello}"))[0]
-        print(f"duckdb round trip: {count} row in {root / 'hello_pipeline.duckdb'}")
-    return 0
+def step(title: str, *args: str, cwd: Path) -> None:
+    print(f"\n$ dlt-ops {' '.join(args)}    # {title}", flush=True)
+    done = subprocess.run(["dlt-ops", *args], cwd=cwd, check=False)
+    if done.returncode != 0:
+        print(f"quickstart: `dlt-ops {' '.join(args)}` exited {done.returncode}", file=sys.stderr)
+        raise SystemExit(done.returncode)
+
+
+def main() -> None:
+    shutil.rmtree(SCRATCH, ignore_errors=True)
+    SCRATCH.mkdir()
+    demo = SCRATCH / "demo"
+    step("scaffold a project with the runnable example", "init", "demo", "--example", cwd=SCRATCH)
+    step("check it statically", "pipeline", "validate", cwd=demo)
+    step(
+        "load the six example rows into DuckDB",
+        "pipeline",
+        "run",
+        "-s",
+        "demo_events",
+        "-y",
+        cwd=demo,
+    )
+    step("read the runs ledger back", "pipeline", "status", cwd=demo)
+    print(f"\nquickstart: done. The project is in {demo}; try `cd {demo}` and explore.")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
