@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,8 @@ class RunRequest:
     backfill_id: str | None = None
     #: dlt working directory override (backfill gives each chunk its own).
     working_dir: Path | None = None
+    #: Wraps ``pipeline.load()`` (backfill: a lock so concurrent chunks load one at a time).
+    load_guard: Callable[[], AbstractContextManager[None]] | None = None
 
 
 @dataclass
@@ -247,7 +249,8 @@ def _execute(ctx: RunContext, request: RunRequest, project: Any) -> dict[str, An
         for gate in gates:
             gate.after_extract(pipeline, extract_info.loads_ids[-1])
         pipeline.normalize()
-        load_info = pipeline.load()
+        with request.load_guard() if request.load_guard is not None else nullcontext():
+            load_info = pipeline.load()
     ctx.extras["gates"] = [g.summary() for g in gates]
     trace = pipeline.last_trace
     return {
