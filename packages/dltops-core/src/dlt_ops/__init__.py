@@ -26,6 +26,9 @@ _LAZY = {
     "PluginRegistry": "dlt_ops.plugins",
     "DestinationAdapter": "dlt_ops.adapters",
     "Capabilities": "dlt_ops.adapters",
+    "with_checkpoints": "dlt_ops.checkpoints",
+    "list_checkpoints": "dlt_ops.checkpoints",
+    "cleanup_checkpoints": "dlt_ops.checkpoints",
 }
 
 __all__ = ["__version__", "hookimpl", *_LAZY]

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from dlt_ops import __version__
+from dlt_ops.cli.checkpoints import checkpoints_app
 from dlt_ops.cli.init import init
 from dlt_ops.cli.pipeline import pipeline_app
 from dlt_ops.cli.plugins import plugins_app
@@ -24,6 +25,7 @@ app = typer.Typer(
 app.add_typer(plugins_app, name="plugins")
 app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(runs_app, name="runs")
+app.add_typer(checkpoints_app, name="checkpoints")
 app.command("init")(init)
 
 

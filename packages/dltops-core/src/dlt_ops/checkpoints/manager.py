@@ -1,0 +1,274 @@
+"""``CheckpointManager``: one resource's checkpoint lifecycle against the destination.
+
+Where the session comes from:
+
+* inside a dlt-ops run (``current_run()``), the run's shared ``DestinationSession`` — one
+  connection for the ledger and every checkpoint write; rows carry the run's ledger ``run_id``;
+* outside one (a plain ``pipeline.run`` in a script or notebook), a session the manager opens
+  itself from the active dlt pipeline: the engine and dataset of ``dlt.current.pipeline()`` and
+  the credentials dlt resolved for it, through the adapter registered for that engine. It is
+  closed when the resource finishes; ``ledger_run_id`` is NULL there.
+
+Either way a core-tier destination raises ``UnregisteredDestinationError`` (the runtime backstop
+behind preflight's static detection).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from dlt_ops.adapters import DestinationSession
+from dlt_ops.checkpoints.table import (
+    ACTIVE,
+    COMPLETED,
+    parse_value,
+    serialize_value,
+    statements,
+    table_spec,
+)
+from dlt_ops.errors import CheckpointStateError, UnregisteredDestinationError
+from dlt_ops.redact import redact
+
+log = structlog.get_logger(__name__)
+
+FEATURE = "checkpoints (@with_checkpoints)"
+
+
+def utcnow() -> datetime:
+    """Timezone-aware now, bound as a value (never the engine's clock)."""
+    return datetime.now(UTC)
+
+
+def _own_session() -> tuple[DestinationSession, str]:
+    """A session for the active dlt pipeline, outside a dlt-ops run."""
+    import dlt
+    from dlt.common.destination import Destination
+
+    from dlt_ops.adapters import ConnectionTarget
+    from dlt_ops.destinations import load_adapter
+    from dlt_ops.plugins import PluginRegistry
+
+    try:
+        pipeline = dlt.current.pipeline()
+    except Exception as exc:
+        raise CheckpointStateError(
+            "@with_checkpoints runs outside any dlt pipeline context: run the resource through "
+            "a dlt pipeline (`pipeline.run(...)`) or `dlt-ops pipeline run`."
+        ) from exc
+    if pipeline.destination is None:
+        raise CheckpointStateError(
+            f"pipeline '{pipeline.pipeline_name}' has no destination; checkpoints live in the "
+            f"destination, so give the pipeline one."
+        )
+    engine = Destination.to_name(pipeline.destination.destination_type)
+    registry = PluginRegistry()
+    if not registry.has("destination", engine):
+        raise UnregisteredDestinationError(
+            pipeline.pipeline_name, engine, FEATURE, registry.names("destination")
+        )
+    credentials = pipeline.destination_client().config.credentials
+    native = credentials.to_native_representation() if credentials is not None else None
+    target = ConnectionTarget(
+        destination=engine,
+        dataset=pipeline.dataset_name,
+        project_root=Path(os.environ.get("DLT_PROJECT_DIR") or os.getcwd()),
+        credentials=native,
+        pipeline_name=pipeline.pipeline_name,
+    )
+    return DestinationSession.open(load_adapter(registry, engine), target), pipeline.pipeline_name
+
+
+class CheckpointManager:
+    """Writes, reads and retires one resource's checkpoints in one isolation namespace."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        run_id: str | None,
+        *,
+        frequency: int,
+        checkpoint_table: str,
+        cleanup_days: int,
+    ) -> None:
+        self.resource_name = resource_name
+        self.run_id = run_id
+        self.frequency = frequency
+        self.table = checkpoint_table
+        self.cleanup_days = cleanup_days
+        self.sql = statements(checkpoint_table)
+        self.page_count = 0
+        self.records_count = 0
+        self.session: DestinationSession | None = None
+        self.pipeline_name = ""
+        self.ledger_run_id: str | None = None
+        self._owned = False
+
+    @property
+    def tag(self) -> str:
+        """The ``[resource]`` prefix of the seed's log lines."""
+        return f"[{self.resource_name}]"
+
+    # -- setup ---------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Get the session and ensure the table; raise (before extracting) when impossible."""
+        from dlt_ops.runner.context import current_run
+
+        run = current_run()
+        if run is not None:
+            if not run.full_tier:
+                raise UnregisteredDestinationError(
+                    run.pipeline_name, run.where.engine, FEATURE, run.registry.names("destination")
+                )
+            self.pipeline_name, self.ledger_run_id = run.pipeline_name, run.run_id
+            self.session = run.open_session()
+        else:
+            self.session, self.pipeline_name = _own_session()
+            self._owned = True
+        try:
+            self.session.ensure_table(table_spec(self.table))
+        except Exception as exc:
+            self.close()
+            raise CheckpointStateError(
+                f"{self.tag} Failed to initialize checkpoint table '{self.table}': "
+                f"{redact(str(exc))}. The run is refused before extracting: a feature the "
+                f"resource demands must not run without its state."
+            ) from exc
+
+    def close(self) -> None:
+        """Close a session the manager opened itself (a run's session belongs to the run)."""
+        if self._owned and self.session is not None:
+            self.session.close()
+        self.session = None
+
+    # -- resume --------------------------------------------------------------------------------
+
+    def resume_value(
+        self,
+        like: Any = None,
+        parser: Callable[[str], Any] | None = None,
+        pick: Callable[[list[Any]], Any] = max,
+    ) -> tuple[str, Any] | None:
+        """The furthest active checkpoint of this namespace: ``(stored text, parsed value)``.
+
+        "Furthest" is by cursor value (``pick``: the incremental's ``max``/``min``), never by
+        page number, so a second failed attempt cannot regress the resume point. A read
+        failure raises ``CheckpointStateError``; it is never downgraded to "start fresh".
+        """
+        assert self.session is not None
+        null = self.run_id is None
+        stmt = self.sql.active_values_null if null else self.sql.active_values
+        params = [self.pipeline_name, self.resource_name, ACTIVE]
+        if not null:
+            params.append(self.run_id)
+        try:
+            rows = self.session.query(stmt, *params)
+            candidates = [(parse_value(str(r[0]), like, parser), r) for r in rows]
+        except Exception as exc:
+            raise CheckpointStateError(
+                f"{self.tag} failed to read resume state from '{self.table}': "
+                f"{redact(str(exc))}. Refusing to continue: starting fresh would silently "
+                f"re-extract the window. Fix the destination or clear the rows with "
+                f"`dlt-ops checkpoints cleanup --include-active`."
+            ) from exc
+        if not candidates:
+            return None
+        try:
+            best = pick([c[0] for c in candidates])
+            text = next(str(r[0]) for v, r in candidates if v == best)
+        except TypeError:  # incomparable values: newest row wins
+            v, r = max(candidates, key=lambda c: (c[1][2], c[1][1] or 0))
+            best, text = v, str(r[0])
+        return text, best
+
+    # -- progress ------------------------------------------------------------------------------
+
+    def page(self, page_records: int, cursor_value: Any) -> None:
+        """Count a page; every ``frequency`` pages write ``cursor_value`` (errors are logged)."""
+        self.page_count += 1
+        self.records_count += page_records
+        if self.page_count % self.frequency or cursor_value is None:
+            return
+        value = serialize_value(cursor_value)
+        now = utcnow()
+        try:
+            assert self.session is not None
+            self.session.execute(
+                self.sql.insert,
+                self.pipeline_name,
+                self.resource_name,
+                self.run_id,
+                value,
+                self.page_count,
+                self.records_count,
+                ACTIVE,
+                now,
+                now,
+                self.ledger_run_id,
+            )
+        except Exception as exc:  # bookkeeping never kills a healthy extract
+            log.error(
+                f"{self.tag} Failed to save checkpoint at page {self.page_count} "
+                f"({redact(str(exc))}). The run continues; a resume would restart from the "
+                "last checkpoint that did land.",
+                resource=self.resource_name,
+                page=self.page_count,
+            )
+            return
+        log.info(
+            f"{self.tag} Checkpoint saved: page {self.page_count}, {self.records_count} "
+            f"records, value: {value}",
+            resource=self.resource_name,
+            page=self.page_count,
+            records=self.records_count,
+            checkpoint_value=value,
+        )
+
+    # -- finish --------------------------------------------------------------------------------
+
+    def complete(self) -> None:
+        """Mark this namespace's active rows completed, then apply retention to this resource.
+
+        Runs on every clean finish, zero pages included. A failure is logged at ERROR: the
+        extract itself succeeded, and a stale active row cannot pull a later run backwards
+        (resume never moves an incremental behind its own start value).
+        """
+        assert self.session is not None
+        now = utcnow()
+        null = self.run_id is None
+        stmt = self.sql.complete_null if null else self.sql.complete
+        params: list[Any] = [COMPLETED, now, self.pipeline_name, self.resource_name, ACTIVE]
+        if not null:
+            params.append(self.run_id)
+        try:
+            self.session.execute(stmt, *params)
+        except Exception as exc:
+            log.error(
+                f"{self.tag} Failed to mark checkpoints as completed ({redact(str(exc))}); "
+                "they stay active until the next clean finish or `dlt-ops checkpoints cleanup`.",
+                resource=self.resource_name,
+            )
+            return
+        log.info(f"{self.tag} Checkpoints marked as completed", resource=self.resource_name)
+        cutoff = now - timedelta(days=self.cleanup_days)
+        try:
+            deleted = self.session.execute(
+                self.sql.retention, self.pipeline_name, self.resource_name, COMPLETED, cutoff
+            )
+        except Exception as exc:
+            log.warning(
+                f"{self.tag} Checkpoint retention cleanup failed ({redact(str(exc))})",
+                resource=self.resource_name,
+            )
+            return
+        log.info(
+            f"{self.tag} Cleaned up checkpoints older than {self.cleanup_days} days",
+            resource=self.resource_name,
+            deleted=deleted,
+        )
