@@ -29,5 +29,11 @@ class ExtractGate(Protocol):
 
 
 def build_gates(ctx: RunContext, source: Any) -> list[ExtractGate]:
-    """Every gate that applies to this run (assertions register here)."""
-    return []
+    """Every gate that applies to this run: today the assertion gate, when the selected
+    resources declare assertions (``[sources.X.dlt_ops.assertions.<resource>]``)."""
+    if not ctx.config.source(ctx.source).assertions:
+        return []
+    from dlt_ops.assertions.gate import AssertionGate
+
+    gate = AssertionGate.for_run(ctx, source)
+    return [gate] if gate is not None else []

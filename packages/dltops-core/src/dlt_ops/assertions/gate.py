@@ -1,0 +1,183 @@
+"""The assertion gate: a dlt transform step per asserted resource, judged before load.
+
+``attach`` adds one step per resource with ``placement_affinity = 1.3``, so dlt places it after
+the Pydantic validator (0.9), the incremental filter (1.0), ``add_limit`` (1.1) and any
+stamping step (1.2): assertions see the final row shape of exactly the rows that would load.
+Rows are only *observed* during extract (quarantined rows are filtered out); every verdict is
+taken in ``after_extract``, once the run's load package exists. On a failure the gate drops
+that package alone — never an earlier pending one — and rewinds dlt's local state (incremental
+cursors) to where the package started, then raises :class:`AssertionFailedError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import structlog
+from dlt.extract.items_transform import BaseItemTransform, ItemTransform
+
+from dlt_ops.assertions.checks import check_specs, load_type, resolve_predicate
+from dlt_ops.assertions.engine import Entry, ResourceEngine
+from dlt_ops.assertions.model import ParsedAssertions, parse_assertions
+from dlt_ops.assertions.quarantine import QuarantineWriter
+from dlt_ops.errors import AssertionConfigError, AssertionFailedError
+
+if TYPE_CHECKING:
+    from dlt_ops.runner.context import RunContext
+
+log = structlog.get_logger(__name__)
+
+
+def _as_row(item: Any) -> Mapping[str, Any]:
+    if isinstance(item, Mapping):
+        return item
+    dump = getattr(item, "model_dump", None)  # a Pydantic model that reached the gate
+    if callable(dump):
+        return dump()
+    return {"value": item}
+
+
+class AssertionStep(ItemTransform[Any, dict[str, Any]]):
+    """Observes each row; drops quarantined rows. Handles dicts, lists and Arrow tables."""
+
+    placement_affinity: ClassVar[float] = 1.3
+
+    def __init__(self, engine: ResourceEngine) -> None:
+        BaseItemTransform.__init__(self)
+        self.engine = engine
+
+    def __call__(self, item: Any, meta: Any = None) -> Any:
+        observe = self.engine.observe
+        if isinstance(item, list):
+            kept = [row for row in item if observe(_as_row(row))]
+            return kept if kept or not item else None
+        to_pylist = getattr(item, "to_pylist", None)
+        if callable(to_pylist):  # pyarrow Table / RecordBatch
+            mask = [observe(row) for row in to_pylist()]
+            if all(mask):
+                return item
+            import pyarrow as pa
+
+            return item.filter(pa.array(mask)) if any(mask) else None
+        return item if observe(_as_row(item)) else None
+
+
+def drop_package(pipeline: Any, load_id: str) -> None:
+    """Delete the extracted package ``load_id`` only and rewind local state to its start.
+
+    Packages older than ``load_id`` (e.g. a previous run's package whose load failed and that
+    dlt will retry) are untouched.
+    """
+    try:
+        from dlt.pipeline.abort import TAbortPlan  # noqa: F401 - dlt >= 1.30
+
+        plan = {
+            "package_to_abort": None,
+            "packages_to_delete": [],
+            "extracted_packages_to_delete": [load_id],
+            "restore_from_load_id": load_id,
+        }
+        pipeline._apply_abort_plan(plan)
+    except ImportError:  # older dlt: no state snapshot to rewind to
+        pipeline._get_normalize_storage().extracted_packages.delete_package(load_id)
+        log.warning("assertions.state_not_rewound", load_id=load_id)
+    log.info("Dropped this run's load package after assertion failure", load_id=load_id)
+
+
+def _declared_columns(resource: Any) -> tuple[str, ...] | None:
+    model = (getattr(resource, "_hints", None) or {}).get("original_columns")
+    fields = getattr(model, "model_fields", None)
+    return tuple(fields) if isinstance(fields, Mapping) else None
+
+
+def build_engines(
+    ctx: RunContext, parsed: ParsedAssertions, resources: Mapping[str, Any]
+) -> dict[str, ResourceEngine]:
+    """Check the config again (defence in depth) and build engines for asserted resources."""
+    declared = {name: _declared_columns(r) for name, r in resources.items()}
+    issues, columns = check_specs(
+        parsed, ctx.registry, resources=None, declared=declared, only=list(resources)
+    )
+    if issues or columns:
+        raise AssertionConfigError(parsed.source, [str(i) for i in [*issues, *columns]])
+    engines = {}
+    for res in parsed.selected(list(resources)):
+        entries = []
+        for spec in res.specs:
+            if spec.is_custom:
+                try:
+                    fn = resolve_predicate(spec.predicate or "", ctx.config.root)
+                except Exception as exc:
+                    raise AssertionConfigError(parsed.source, [
+                        f"[{spec.field}] custom predicate '{spec.predicate}' is not "
+                        f"resolvable: {type(exc).__name__}: {exc}"
+                    ]) from exc  # fmt: skip
+                entries.append(Entry(spec, predicate=fn))
+            else:
+                entries.append(Entry(spec, atype=load_type(ctx.registry, spec.type_name)))
+        if entries:
+            engines[res.resource] = ResourceEngine(parsed.source, res.resource, entries)
+    return engines
+
+
+class AssertionGate:
+    """The run's assertion gate (an ``ExtractGate``)."""
+
+    def __init__(self, ctx: RunContext, engines: dict[str, ResourceEngine]) -> None:
+        self.ctx = ctx
+        self.engines = engines
+        self.failures: list[tuple[str, str, str]] = []
+        self.quarantined = 0
+
+    @classmethod
+    def for_run(cls, ctx: RunContext, source: Any) -> AssertionGate | None:
+        """The gate for ``source``, or ``None`` when no selected resource has assertions."""
+        raw = ctx.config.source(ctx.source).assertions
+        if not raw:
+            return None
+        parsed = parse_assertions(raw, ctx.source)
+        engines = build_engines(ctx, parsed, dict(source.selected_resources))
+        return cls(ctx, engines) if engines else None
+
+    def attach(self, source: Any) -> Any:
+        """Add one assertion step to every asserted resource."""
+        for name, engine in self.engines.items():
+            source.resources[name].add_step(AssertionStep(engine))
+            log.info(f"Assertion gate attached to resource '{name}' "
+                     f"({len(engine.entries)} assertion(s))")  # fmt: skip
+        return source
+
+    def after_extract(self, pipeline: Any, load_id: str) -> None:
+        """Take every verdict; on failure drop this run's package and raise; else quarantine."""
+        for name, engine in self.engines.items():
+            for failure in engine.finalize():
+                self.failures.append((name, failure.assertion_type, failure.message))
+        log.info("assertions.summary", **self.summary())
+        if self.failures:
+            drop_package(pipeline, load_id)
+            name, atype, message = self.failures[0]
+            if len(self.failures) > 1:
+                others = ", ".join(f"{t} on {r}" for r, t, _ in self.failures[1:])
+                message = f"{message} (also failed: {others})"
+            raise AssertionFailedError(self.ctx.source, name, atype, message)
+        rejected = [r for engine in self.engines.values() for r in engine.buffer]
+        if rejected:
+            writer = QuarantineWriter(self.ctx.open_session, pipeline_name=self.ctx.pipeline_name,
+                                      source=self.ctx.source, run_id=self.ctx.run_id)  # fmt: skip
+            try:
+                self.quarantined = writer.write(rejected)
+            except Exception:
+                drop_package(pipeline, load_id)
+                raise
+            log.info(f"Quarantined {self.quarantined} row(s) to _dlt_rejected")
+        for engine in self.engines.values():
+            engine.buffer.clear()
+
+    def summary(self) -> dict[str, Any]:
+        """Per resource: records_in, rejected, warned, failed (and per-assertion counts)."""
+        return {
+            "gate": "assertions",
+            "resources": {name: e.summary() for name, e in self.engines.items()},
+            "failed_assertions": [f"{t} on {r}" for r, t, _ in self.failures],
+        }
