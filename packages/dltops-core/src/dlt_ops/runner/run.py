@@ -53,6 +53,8 @@ class RunRequest:
     backfill_id: str | None = None
     #: dlt working directory override (backfill gives each chunk its own).
     working_dir: Path | None = None
+    #: Adapter-gated features the caller engages (e.g. ``("backfill",)``), for the preflight.
+    engaged_features: tuple[str, ...] = ()
     #: Wraps ``pipeline.load()`` (backfill: a lock so concurrent chunks load one at a time).
     load_guard: Callable[[], AbstractContextManager[None]] | None = None
 
@@ -221,12 +223,15 @@ def execute_run(registry: PluginRegistry, config: ProjectConfig, request: RunReq
         return RunOutcome(record=record, **outcome)
 
 
-def _preflight(ctx: RunContext, info: Any, source: Any) -> None:
-    try:
-        from dlt_ops.validate.preflight import run_preflight
-    except ImportError:  # FIXME(lead): remove once the preflight module (issue 4) lands
-        return
-    run_preflight(ctx.config, ctx.registry, info, source, window=ctx.window is not None)
+def _preflight(ctx: RunContext, request: RunRequest, info: Any, source: Any) -> None:
+    from dlt_ops.validate.preflight import run_preflight
+
+    report = run_preflight(
+        ctx.config, ctx.registry, info, source,
+        window=ctx.window is not None, engaged_features=request.engaged_features,
+    )
+    for notice in report.notices:
+        log.warning(notice)
 
 
 def _execute(ctx: RunContext, request: RunRequest, project: Any) -> dict[str, Any]:
@@ -235,7 +240,7 @@ def _execute(ctx: RunContext, request: RunRequest, project: Any) -> dict[str, An
     config, registry = ctx.config, ctx.registry
     loaded = load_source(project, config, request.source)
     source = _select_resources(loaded.source_fn(), request.resources, request.source)
-    _preflight(ctx, loaded.info, source)
+    _preflight(ctx, request, loaded.info, source)
     pipeline = build_pipeline(config, request.source, ctx.where, working_dir=request.working_dir)
     gates = build_gates(ctx, source)
     for gate in gates:
