@@ -59,7 +59,7 @@ def discover(root: Path) -> Project:
     for entry in sorted(root.iterdir()):
         reason = _pipeline_reason(entry)
         if reason is not None:
-            if entry.is_dir():
+            if entry.is_dir() and not entry.name.startswith("."):
                 rejected.append((entry.name, reason))
                 log.debug("discovery.dir_skipped", dir=entry.name, reason=reason)
             continue

@@ -84,7 +84,7 @@ def _config_findings(config: ProjectConfig, catalog: Catalog) -> list[Finding]:
     for w in config.warnings:
         table = w.key.rsplit(".", 1)[0]
         source = table.split(".")[1] if table.startswith("sources.") else "dlt_ops"
-        out.append(Finding(source, w.key, w.message, is_warning=True, exempt_by=("-",)))
+        out.append(Finding(source, w.key, w.message, is_warning=True))
     for rule_id in catalog.unknown_switches:
         out.append(Finding(
             "dlt_ops.rules", f"rules.{rule_id}",
