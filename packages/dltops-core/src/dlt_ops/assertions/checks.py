@@ -121,13 +121,13 @@ def check_specs(
         issues.append(Issue("assertions", message + "; uninstall it"))
     loaded: dict[str, Any] = {}
     for res in parsed.resources:
-        if only is not None and res.resource not in only:
-            continue
         if resources is not None and res.resource not in resources:
             known = ", ".join(sorted(resources)) or "none"
             issues.append(Issue(f"assertions.{res.resource}",
                                 f"source '{parsed.source}' has no resource '{res.resource}' "
                                 f"(its resources: {known})"))  # fmt: skip
+            continue
+        if only is not None and res.resource not in only:
             continue
         for spec in res.specs:
             if spec.on_failure is not OnFailure.fail and spec.threshold.active:

@@ -179,6 +179,10 @@ def run_preflight(
     backend, _ = resolve_secret_backend(config, registry, source.name)
     _check_alert_sinks(config, registry)
     _check_assertion_types(config, registry, source.name, names)
+    # assertions: twin of the assertion_config_valid / assertion_columns_exist rules
+    from dlt_ops.assertions.rules import check_assertions
+
+    check_assertions(config, registry, source.name, selection)
     if window:
         missing = [r.name for r in resources if getattr(r, "incremental", None) is None]
         if missing:

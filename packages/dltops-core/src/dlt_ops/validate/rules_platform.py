@@ -79,10 +79,4 @@ PLATFORM_RULES = (
          destination_capability),
     _later("stale_sources", "Sources with no run for staleness_days (warning).",
            "lands with the runs ledger"),
-    _later("assertion_config_valid", "Assertion tables are well-formed.",
-           "lands with assertions"),
-    _later("assertion_columns_exist", "Assertion columns exist on the resource model.",
-           "lands with assertions"),
-    _later("assertion_predicate_resolvable", "Custom assertion predicates import cleanly.",
-           "lands with assertions"),
 )  # fmt: skip

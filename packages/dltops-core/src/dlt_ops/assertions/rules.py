@@ -1,0 +1,147 @@
+"""Validate rules for assertions and their runtime-preflight twin.
+
+* ``assertion_config_valid``: structure, registered types, ``on_failure`` domain, thresholds,
+  no quarantine on batch-scoped types, each type's ``check_config``, ``[[custom]]`` shape,
+  resource names against the live source, no plugin squatting a reserved key.
+* ``assertion_columns_exist``: columns named in params exist on the resource's Pydantic model
+  (a separate rule so it can be exempted on its own).
+* ``assertion_predicate_resolvable``: each ``[[custom]]`` predicate imports and is callable,
+  probed in a sandboxed child process (import-time side effects are reported, not run here).
+
+The twin, :func:`check_assertions`, runs the same checks for the selected resources of one run
+and raises :class:`~dlt_ops.errors.AssertionConfigError`; the gate resolves predicates for
+real when the run builds it. Quarantine on a core-tier destination is refused by the
+``destination_capability`` rule and the preflight's capability check.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dlt_ops.assertions.checks import check_specs
+from dlt_ops.assertions.model import ParsedAssertions, parse_assertions
+from dlt_ops.errors import AssertionConfigError
+from dlt_ops.validate.framework import Finding, Rule, ValidationContext
+
+if TYPE_CHECKING:
+    from dlt_ops.config import ProjectConfig
+    from dlt_ops.plugins import PluginRegistry
+
+PROBE_TIMEOUT_S = 30.0
+
+
+def declared_columns(resource: Any) -> tuple[str, ...] | None:
+    """Field names of the resource's ``columns=`` Pydantic model, ``None`` when there is none."""
+    model = (getattr(resource, "_hints", None) or {}).get("original_columns")
+    fields = getattr(model, "model_fields", None)
+    return tuple(fields) if isinstance(fields, Mapping) else None
+
+
+def _declared(ctx: ValidationContext) -> Iterator[tuple[str, ParsedAssertions, Any]]:
+    """``(source, parsed, introspection or None)`` for every known source declaring assertions."""
+    for s in ctx.sources():
+        raw = ctx.config.source(s.name).assertions
+        if raw:
+            yield s.name, parse_assertions(raw, s.name), ctx.introspected.get(s.name)
+
+
+def _live(intro: Any) -> dict[str, Any] | None:
+    source = getattr(intro, "source", None)
+    return dict(source.resources) if source is not None else None
+
+
+def assertion_config_valid(ctx: ValidationContext) -> Iterator[Finding]:
+    """Assertion tables are well-formed and name registered types on live resources."""
+    for name, parsed, intro in _declared(ctx):
+        live = _live(intro)
+        issues, _ = check_specs(parsed, ctx.registry, resources=live)
+        for issue in issues:
+            yield Finding(name, issue.field, issue.message)
+
+
+def assertion_columns_exist(ctx: ValidationContext) -> Iterator[Finding]:
+    """Columns named by assertions exist on the resource's Pydantic model."""
+    for name, parsed, intro in _declared(ctx):
+        live = _live(intro)
+        if live is None:
+            continue
+        declared = {r: declared_columns(res) for r, res in live.items()}
+        _, columns = check_specs(parsed, ctx.registry, resources=live, declared=declared)
+        for issue in columns:
+            yield Finding(name, issue.field, issue.message)
+
+
+def probe_predicate(root: Path, predicate: str, timeout: float = PROBE_TIMEOUT_S) -> str | None:
+    """``None`` when ``predicate`` resolves cleanly in a sandboxed child, else the problem."""
+    from dlt_ops.project._sandbox_child import MARKER
+
+    payload = json.dumps({"root": str(root), "predicate": predicate})
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-B", "-m", "dlt_ops.assertions._probe", payload],
+            capture_output=True, cwd=root, timeout=timeout, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return f"probe failed: timed out after {timeout:g}s"
+    lines = [ln for ln in proc.stdout.decode(errors="replace").splitlines()
+             if ln.startswith(MARKER)]  # fmt: skip
+    if not lines:
+        tail = " | ".join(proc.stderr.decode(errors="replace").strip().splitlines()[-3:])
+        return f"probe failed: exit {proc.returncode}: {tail}"
+    result = json.loads(lines[-1][len(MARKER) :])
+    problems = [f"import-safety violation: {v['kind']} at import of predicate "
+                f"({v['event']}({v['target']}) at {v['file']}:{v['line']})"
+                for v in result.get("violations", [])]  # fmt: skip
+    if result.get("error"):
+        problems.insert(0, f"not resolvable: {result['error']}")
+    return "; ".join(problems) or None
+
+
+def assertion_predicate_resolvable(ctx: ValidationContext) -> Iterator[Finding]:
+    """Custom predicates import cleanly (sandboxed probe) and are callable."""
+    verdicts: dict[str, str | None] = {}
+    for name, parsed, _ in _declared(ctx):
+        for res in parsed.resources:
+            for spec in res.specs:
+                if not spec.is_custom or spec.predicate is None:
+                    continue
+                if spec.predicate not in verdicts:
+                    verdicts[spec.predicate] = probe_predicate(ctx.root, spec.predicate)
+                problem = verdicts[spec.predicate]
+                if problem:
+                    yield Finding(name, spec.field,
+                                  f"custom predicate '{spec.predicate}' {problem}")  # fmt: skip
+
+
+def check_assertions(
+    config: ProjectConfig, registry: PluginRegistry, source: str, selection: Any
+) -> None:
+    """Preflight twin of the rules: raise ``AssertionConfigError`` for the selected resources."""
+    raw = config.source(source).assertions
+    if not raw:
+        return
+    selected = dict(getattr(selection, "selected_resources", None) or {})
+    everything = dict(getattr(selection, "resources", None) or selected)
+    declared = {r: declared_columns(res) for r, res in selected.items()}
+    parsed = parse_assertions(raw, source)
+    issues, columns = check_specs(
+        parsed, registry, resources=everything or None, declared=declared,
+        only=list(selected) if selection is not None else None,
+    )  # fmt: skip
+    if issues or columns:
+        raise AssertionConfigError(source, [str(i) for i in (*issues, *columns)])
+
+
+ASSERTION_RULES = (
+    Rule("assertion_config_valid", "Assertion tables are well-formed.",
+         assertion_config_valid),
+    Rule("assertion_columns_exist", "Assertion columns exist on the resource model.",
+         assertion_columns_exist, needs_import=True),
+    Rule("assertion_predicate_resolvable", "Custom assertion predicates import cleanly.",
+         assertion_predicate_resolvable),
+)  # fmt: skip
