@@ -152,3 +152,36 @@ def test_fail_on_is_quiet_when_healthy(project, templates, cli, flag: str) -> No
     root = project(DUCKDB, {"events_src": templates["events"]})
     assert cli("pipeline", "run", "-s", "events_src", "-y", cwd=root).returncode == 0
     assert cli("pipeline", "status", "--fail-on", flag, cwd=root).returncode == 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_run_ends_its_row_as_failed(
+    project, templates, cli, tmp_path: Path, sig
+) -> None:  # noqa: ANN001
+    root = project(DUCKDB, {"slow_src": templates["blocking"]})
+    started, release = tmp_path / "started", tmp_path / "release"
+    env = {
+        **os.environ,
+        "RUNTIME__DLTHUB_TELEMETRY": "false",
+        "DLTOPS_TEST_STARTED": str(started),
+        "DLTOPS_TEST_RELEASE": str(release),
+    }
+    code = "import sys; sys.argv=['dlt-ops',*sys.argv[1:]]; from dlt_ops.cli import run; run()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "pipeline", "run", "-s", "slow_src", "-y"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "run never started"
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "error: interrupted" in err
+    run = _status(cli, root)["slow_src"]["runs"][0]
+    assert run["status"] == "failed" and run["error_summary"].startswith("KeyboardInterrupt")

@@ -359,3 +359,9 @@ class BackfillChunkError(BackfillError):
 
 class BackfillNotCoveredError(BackfillError):
     """The invocation ended with chunks not completed (failed, pending or held elsewhere)."""
+
+
+class InterruptedRunError(DltOpsError):
+    """Ctrl-C or SIGTERM stopped the work; what was in flight recorded itself as failed."""
+
+    exit_code = 130

@@ -26,3 +26,7 @@ def handle_errors() -> Iterator[None]:
             sys.stderr.write(redact("".join(traceback.format_exception(exc))))
         sys.stderr.write(f"error: {redact(str(exc))}\n")
         raise SystemExit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        # a Ctrl-C outside a command's own handling (typer turns most into exit 130 itself)
+        sys.stderr.write("error: interrupted\n")
+        raise SystemExit(130) from None

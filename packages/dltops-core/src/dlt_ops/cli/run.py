@@ -85,7 +85,7 @@ def run(
     root: RootOption = None,
 ) -> None:
     """Run one source: ledger row, preflight, extract, normalize, load."""
-    from dlt_ops.errors import DltOpsError, UsageError
+    from dlt_ops.errors import DltOpsError, InterruptedRunError, UsageError
     from dlt_ops.runner.run import RunFailedError, RunRequest, execute_run
     from dlt_ops.runner.window import window_from_options
 
@@ -113,7 +113,12 @@ def run(
             "file_max_items": file_max_items,
         }
     ):
-        outcome = execute_run(state.registry(), config, request)
+        try:
+            outcome = execute_run(state.registry(), config, request)
+        except KeyboardInterrupt:
+            raise InterruptedRunError(
+                "interrupted: the run's ledger row was ended as failed."
+            ) from None
     record = outcome.record
     if as_json:
         typer.echo(json.dumps(record.as_json(), indent=2))

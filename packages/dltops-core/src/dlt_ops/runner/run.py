@@ -158,6 +158,21 @@ def _interval(window: Window | None) -> Iterator[None]:
         yield
 
 
+def _interrupt_in(exc: BaseException) -> KeyboardInterrupt | None:
+    """A Ctrl-C/SIGTERM somewhere in ``exc``'s chain (dlt wraps it in PipelineStepFailed)."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        current = todo.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, KeyboardInterrupt):
+            return current
+        todo += [current.__cause__, current.__context__, getattr(current, "exception", None)]
+    return None
+
+
 def _select_resources(source: Any, wanted: tuple[str, ...], name: str) -> Any:
     if not wanted:
         return source
@@ -211,8 +226,13 @@ def execute_run(registry: PluginRegistry, config: ProjectConfig, request: RunReq
         try:
             outcome = _execute(ctx, request, project)
         except BaseException as exc:  # every outcome, Ctrl-C included, ends the row
-            record = writer.finish(RunStatus.failed, error_summary=summarize_error(exc))
+            interrupt = _interrupt_in(exc)
+            record = writer.finish(
+                RunStatus.failed, error_summary=summarize_error(interrupt or exc)
+            )
             session.close()
+            if interrupt is not None:
+                raise interrupt from exc
             if not isinstance(exc, Exception):
                 raise
             log.error("run.failed", error=record.error_summary)
@@ -227,8 +247,12 @@ def _preflight(ctx: RunContext, request: RunRequest, info: Any, source: Any) -> 
     from dlt_ops.validate.preflight import run_preflight
 
     report = run_preflight(
-        ctx.config, ctx.registry, info, source,
-        window=ctx.window is not None, engaged_features=request.engaged_features,
+        ctx.config,
+        ctx.registry,
+        info,
+        source,
+        window=ctx.window is not None,
+        engaged_features=request.engaged_features,
     )
     for notice in report.notices:
         log.warning(notice)
@@ -236,9 +260,13 @@ def _preflight(ctx: RunContext, request: RunRequest, info: Any, source: Any) -> 
 
 def _execute(ctx: RunContext, request: RunRequest, project: Any) -> dict[str, Any]:
     from dlt_ops.project.introspect import load_source
+    from dlt_ops.secrets import resolve_secret_backend
 
     config, registry = ctx.config, ctx.registry
     loaded = load_source(project, config, request.source)
+    # secrets reach dlt's providers before the source function resolves them (every path)
+    _, backend = resolve_secret_backend(config, registry, request.source)
+    backend.prepare(config, request.source)
     source = _select_resources(loaded.source_fn(), request.resources, request.source)
     _preflight(ctx, request, loaded.info, source)
     pipeline = build_pipeline(config, request.source, ctx.where, working_dir=request.working_dir)
