@@ -21,3 +21,6 @@ from dlt_ops.cli.status import status  # noqa: E402
 
 pipeline_app.command("run")(run)
 pipeline_app.command("status")(status)
+from dlt_ops.cli.pipeline_backfill import backfill  # noqa: E402
+
+pipeline_app.command("backfill")(backfill)

@@ -1,0 +1,234 @@
+"""Backfill as a service: entry checks, seeding, workers, and the final tally.
+
+Entry checks run in order before any state is written: the window and chunk (usage, exit 2),
+the source exists, destination and dataset resolve, the source imports and instantiates, and
+the runtime preflight passes with ``backfill`` engaged (an adapter is required: core tier is
+refused with ``DestinationCapabilityError``; every selected resource needs an incremental
+cursor: ``MissingIncrementalCursorError``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from dlt_ops.backfill.executor import BackfillOptions, ChunkEvent, ChunkWorker, Emit
+from dlt_ops.backfill.plan import BackfillPlan
+from dlt_ops.backfill.state import BackfillState, ChunkRow, ChunkStatus, utcnow
+from dlt_ops.destinations import ResolvedDestination, open_session, resolve_destination
+from dlt_ops.errors import PreflightError
+
+if TYPE_CHECKING:
+    from dlt_ops.adapters import DestinationSession
+    from dlt_ops.config import ProjectConfig
+    from dlt_ops.plugins import PluginRegistry
+
+log = structlog.get_logger(__name__)
+
+#: Engines whose database is a file one process writes at a time: workers run in-process,
+#: one chunk after another (dlt's loads could not overlap there anyway).
+SINGLE_WRITER_ENGINES = frozenset({"duckdb"})
+
+
+def new_token() -> str:
+    """A worker token unique per invocation: ``host:pid:<8 hex>``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def check_source(
+    registry: PluginRegistry, config: ProjectConfig, plan: BackfillPlan, dataset: str | None
+) -> ResolvedDestination:
+    """Entry checks (see module doc); returns where the state lives. Writes nothing."""
+    from dlt_ops.project.discovery import discover
+    from dlt_ops.project.introspect import load_source
+    from dlt_ops.runner.pipeline import project_environment
+    from dlt_ops.runner.run import _select_resources
+    from dlt_ops.validate.preflight import run_preflight
+
+    project = discover(config.root)
+    project.source(plan.source)
+    where = resolve_destination(config, plan.source, dataset)
+    with project_environment(config.root):
+        loaded = load_source(project, config, plan.source)
+        try:
+            source = loaded.source_fn()  # type: ignore[misc]
+        except Exception as exc:
+            raise PreflightError(
+                f"source '{plan.source}' could not be instantiated for the backfill: "
+                f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}. Fix its config or "
+                f"secrets; `dlt-ops pipeline validate` shows details."
+            ) from exc
+        selection = _select_resources(source, plan.resources, plan.source)
+        run_preflight(
+            config, registry, loaded.info, selection, window=True, engaged_features=("backfill",)
+        )
+    return where
+
+
+@dataclass
+class BackfillSummary:
+    """The tally of one invocation, from the final state of the plan's rows."""
+
+    backfill_id: str
+    total: int
+    completed: int = 0
+    skipped: int = 0
+    failed: int = 0
+    held: int = 0
+    pending: int = 0
+    rows: list[ChunkRow] = field(default_factory=list)
+
+    @property
+    def covered(self) -> bool:
+        """Every chunk of the window is completed."""
+        return self.completed + self.skipped == self.total
+
+    def tally(self) -> str:
+        """The final line."""
+        return (
+            f"Backfill {self.backfill_id}: {self.completed} completed, {self.skipped} skipped, "
+            f"{self.failed} failed, {self.held} held elsewhere, {self.pending} pending "
+            f"({self.total} chunks)"
+        )
+
+
+def summarize(
+    plan: BackfillPlan, rows: dict[str, ChunkRow], completed_here: set[int]
+) -> BackfillSummary:
+    """Classify every chunk from the final rows (covered is covered, whoever did it)."""
+    summary = BackfillSummary(plan.backfill_id, plan.total)
+    for chunk in plan.chunks:
+        row = rows.get(chunk.chunk_id)
+        status = row.status if row else ChunkStatus.pending
+        if status == ChunkStatus.completed:
+            if chunk.index in completed_here:
+                summary.completed += 1
+            else:
+                summary.skipped += 1
+        elif status == ChunkStatus.failed:
+            summary.failed += 1
+        elif status in (ChunkStatus.claimed, ChunkStatus.running):
+            summary.held += 1
+        else:
+            summary.pending += 1
+        if row is not None:
+            summary.rows.append(row)
+    return summary
+
+
+def open_state(
+    registry: PluginRegistry, config: ProjectConfig, where: ResolvedDestination, token: str
+) -> tuple[DestinationSession, BackfillState]:
+    """A session on the source's destination and the state handle for ``token``."""
+    session = open_session(registry, config, where)
+    return session, BackfillState(session, token)
+
+
+def execute_backfill(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    plan: BackfillPlan,
+    options: BackfillOptions,
+    emit: Emit = lambda event: None,
+    *,
+    on_start: Callable[[BackfillPlan, dict[str, ChunkRow]], None] | None = None,
+) -> BackfillSummary:
+    """Check, seed and execute ``plan``; return the tally (the caller decides the exit code)."""
+    where = check_source(registry, config, plan, options.dataset)
+    token = new_token()
+    bound = structlog.contextvars.bound_contextvars(
+        backfill_id=plan.backfill_id, source=plan.source, destination=where.engine
+    )
+    completed_here: set[int] = set()
+
+    def record(event: ChunkEvent) -> None:
+        if event.kind == "completed":
+            completed_here.add(event.index)
+        emit(event)
+
+    session, state = open_state(registry, config, where, token)
+    with bound, session:
+        rows = state.seed(plan, where.pipeline_name)
+        log.info("backfill.seeded", chunks=plan.total, token=token, workers=options.workers)
+        if on_start is not None:
+            on_start(plan, rows)
+        if options.workers > 1 and where.engine not in SINGLE_WRITER_ENGINES:
+            from dlt_ops.backfill.workers import run_worker_processes
+
+            run_worker_processes(config, plan, options, token, record)
+        else:
+            if options.workers > 1:
+                log.warning(
+                    "backfill.workers_serialized",
+                    engine=where.engine,
+                    reason="one writing process per database file: chunks run one at a time",
+                )
+            ChunkWorker(registry, config, plan, state, options, record).run()
+        summary = summarize(plan, state.rows(plan.backfill_id), completed_here)
+    log.info("backfill.done", **{k: v for k, v in vars(summary).items() if k != "rows"})
+    return summary
+
+
+@dataclass(frozen=True)
+class PlannedChunk:
+    """A dry-run line: what an invocation would do with one chunk now."""
+
+    index: int
+    action: str  # "run" | "skip" | "held"
+    row: ChunkRow | None
+
+
+def dry_run(
+    registry: PluginRegistry, config: ProjectConfig, plan: BackfillPlan, dataset: str | None
+) -> list[PlannedChunk]:
+    """The chunk plan and what a real invocation would do with each chunk; writes nothing."""
+    where = check_source(registry, config, plan, dataset)
+    session, state = open_state(registry, config, where, "dry-run")
+    with session:
+        rows = state.rows(plan.backfill_id) if state.exists() else {}
+    if rows:
+        state.verify(plan, rows.values())
+    now, out = utcnow(), []
+    for chunk in plan.chunks:
+        row = rows.get(chunk.chunk_id)
+        if row is not None and row.status == ChunkStatus.completed:
+            action = "skip"
+        elif (
+            row is not None and row.status in ("claimed", "running") and not row.lease_expired(now)
+        ):
+            action = "held"
+        else:
+            action = "run"
+        out.append(PlannedChunk(chunk.index, action, row))
+    return out
+
+
+def status_counts(rows: list[ChunkRow]) -> dict[str, Any]:
+    """Per-status counts and coverage of one backfill's rows."""
+    counts = Counter(r.status for r in rows)
+    total = len(rows)
+    done = counts.get(ChunkStatus.completed, 0)
+    return {
+        "total": total,
+        "by_status": {s.value: counts.get(s, 0) for s in ChunkStatus},
+        "coverage": (done / total) if total else 0.0,
+        "records_loaded": sum(r.records_loaded or 0 for r in rows),
+    }
+
+
+__all__ = [
+    "BackfillOptions",
+    "BackfillSummary",
+    "check_source",
+    "dry_run",
+    "execute_backfill",
+    "status_counts",
+    "summarize",
+]
