@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import dlt
@@ -20,7 +20,7 @@ import pydantic
 from dlt_ops import with_checkpoints
 
 FAIL_AFTER_ENV = "GITHUB_EVENTS_FAIL_AFTER_PAGE"
-EVENTS_INITIAL_TIMESTAMP = datetime(2026, 1, 1, tzinfo=timezone.utc)
+EVENTS_INITIAL_TIMESTAMP = datetime(2026, 1, 1, tzinfo=UTC)
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
@@ -70,7 +70,8 @@ class FixtureClient:
 )
 @with_checkpoints(cursor_field="occurred_at", frequency=2)
 def events(
-    occurred_at=dlt.sources.incremental("occurred_at", initial_value=EVENTS_INITIAL_TIMESTAMP),
+    # dlt's idiom: the incremental is the parameter's default, dlt binds a fresh copy per run
+    occurred_at=dlt.sources.incremental("occurred_at", initial_value=EVENTS_INITIAL_TIMESTAMP),  # noqa: B008
 ) -> Iterator[list[dict]]:
     """Every event since the incremental's start value, page by page."""
     yield from FixtureClient("events.jsonl").pages(since=occurred_at.start_value)
