@@ -49,7 +49,7 @@ def events(ts=dlt.sources.incremental("ts", initial_value=START)):
         page = []
         for k in range(per_day):
             at = day + timedelta(minutes=k)
-            page.append({"id": f"{day.date()}-{k}", "ts": at, "day": day.date().isoformat(), "k": k})
+            page.append({"id": f"{day.date()}-{k}", "ts": at, "day": str(day.date()), "k": k})
         yield page
 
 
@@ -58,7 +58,7 @@ def daily_source():
     return events
 '''
 
-FLAT = '''
+FLAT = """
 import dlt
 
 
@@ -70,7 +70,7 @@ def snapshot():
 @dlt.source(name="flat")
 def flat_source():
     return snapshot
-'''
+"""
 
 
 @dataclass
@@ -83,7 +83,9 @@ class Project:
     pg: Any = None
     env: dict[str, str] = field(default_factory=dict)
 
-    def cli(self, *args: str, env: dict[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess[str]:  # noqa: E501
+    def cli(
+        self, *args: str, env: dict[str, str] | None = None, timeout: float = 180
+    ) -> subprocess.CompletedProcess[str]:  # noqa: E501
         """Run ``dlt-ops --root <root> ...`` in a subprocess (the way users do)."""
         return subprocess.run(
             [DLT_OPS, "--root", str(self.root), *args],

@@ -124,10 +124,22 @@ def summarize(
 
 
 def open_state(
-    registry: PluginRegistry, config: ProjectConfig, where: ResolvedDestination, token: str
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    where: ResolvedDestination,
+    token: str,
+    *,
+    read_only: bool = False,
 ) -> tuple[DestinationSession, BackfillState]:
     """A session on the source's destination and the state handle for ``token``."""
-    session = open_session(registry, config, where)
+    from dlt_ops.adapters import DestinationSession
+    from dlt_ops.destinations import connection_target, load_adapter
+
+    if read_only:  # readers never create the database file or the dataset
+        target = connection_target(config, where, read_only=True)
+        session = DestinationSession.open(load_adapter(registry, where.engine), target)
+    else:
+        session = open_session(registry, config, where)
     return session, BackfillState(session, token)
 
 
@@ -190,7 +202,7 @@ def dry_run(
 ) -> list[PlannedChunk]:
     """The chunk plan and what a real invocation would do with each chunk; writes nothing."""
     where = check_source(registry, config, plan, dataset)
-    session, state = open_state(registry, config, where, "dry-run")
+    session, state = open_state(registry, config, where, "dry-run", read_only=True)
     with session:
         rows = state.rows(plan.backfill_id) if state.exists() else {}
     if rows:
