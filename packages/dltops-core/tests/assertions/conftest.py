@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-SOURCE = '''
+SOURCE = """
 import json
 import os
 from pathlib import Path
@@ -42,7 +42,7 @@ def typed():
 @dlt.source(name="src")
 def src_source():
     return events, typed
-'''
+"""
 
 BASE = """
 [dlt_ops]
@@ -87,7 +87,8 @@ class Project:
 
         config = load_project_config(self.root)
         reg = registry or PluginRegistry(picks=config.plugins)
-        return execute_run(reg, config, RunRequest(source="src", resources=resources or ("events",)))
+        request = RunRequest(source="src", resources=resources or ("events",))
+        return execute_run(reg, config, request)
 
     def duck(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         import duckdb
