@@ -55,3 +55,22 @@ def bigquery_target_factory(request: pytest.FixtureRequest, tmp_path: Path) -> A
         return lambda dataset: live_target(dataset, tmp_path)
     emulator = request.getfixturevalue("bigquery_emulator")
     return lambda dataset: emulator_target(emulator, dataset, tmp_path)
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_google_auth(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real ``google.auth.default()`` probes a metadata server off this machine: forbid it.
+
+    The live lane with ``GOOGLE_APPLICATION_CREDENTIALS`` reads that file instead, which is
+    safe, so it is let through there.
+    """
+    import google.auth
+
+    real_default = google.auth.default
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if os.environ.get("GOOGLE_APPLICATION_CREDENTIALS"):
+            return real_default(*args, **kwargs)
+        raise AssertionError("google.auth.default() called in a test without credentials")
+
+    monkeypatch.setattr(google.auth, "default", guarded)

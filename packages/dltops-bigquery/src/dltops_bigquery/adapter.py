@@ -49,6 +49,36 @@ class BigQueryConnection:
     in_transaction: bool = False
     closed: bool = False
 
+    def job(self, sql: str, params: list[Any], *, session: bool, new_session: bool = False) -> Any:
+        """Start a query job with bounded retries (a dead endpoint fails in ``timeout_s``)."""
+        from google.cloud.bigquery import ConnectionProperty, QueryJobConfig
+        from google.cloud.bigquery.retry import DEFAULT_RETRY
+
+        config = QueryJobConfig(query_parameters=params, create_session=new_session or None)
+        if session and self.session_id:
+            config.connection_properties = [ConnectionProperty("session_id", self.session_id)]
+        return self.bq.query(
+            sql,
+            job_config=config,
+            location=self.location,
+            timeout=self.timeout_s,
+            retry=DEFAULT_RETRY.with_timeout(self.timeout_s),
+            # None: the SDK would otherwise wrap the insert in its own 10-minute retry loop
+            # (even for a dead endpoint); failed jobs are restarted in ``wait`` instead.
+            job_retry=None,
+        )
+
+    def wait(self, job: Any) -> Any:
+        """The job's rows, waiting at most ``query_timeout_s``."""
+        from google.api_core.retry import Retry
+        from google.cloud.bigquery.retry import DEFAULT_RETRY
+
+        return job.result(
+            timeout=self.query_timeout_s,
+            retry=DEFAULT_RETRY.with_timeout(self.timeout_s),
+            job_retry=Retry(predicate=_job_should_retry, timeout=self.query_timeout_s),
+        )
+
     def close(self) -> None:
         """End the session (if one was opened) and close the HTTP client; idempotent."""
         if self.closed:
@@ -56,15 +86,34 @@ class BigQueryConnection:
         self.closed = True
         if self.session_id:
             try:  # sessions expire on their own after 24 h; ending them early is courtesy
-                from google.cloud.bigquery import ConnectionProperty, QueryJobConfig
-
-                cfg = QueryJobConfig(
-                    connection_properties=[ConnectionProperty("session_id", self.session_id)]
-                )
-                self.bq.query("CALL BQ.ABORT_SESSION()", job_config=cfg, timeout=self.timeout_s)
+                self.wait(self.job("CALL BQ.ABORT_SESSION()", [], session=True))
             except Exception as exc:  # the emulator has no BQ.ABORT_SESSION
                 log.debug("bigquery.session_abort_failed", error=type(exc).__name__)
         self.bq.close()
+
+
+#: Job failures BigQuery documents as transient; the failed job is re-run (never a done one).
+_JOB_RETRY_REASONS = frozenset(
+    {
+        "rateLimitExceeded",
+        "backendError",
+        "internalError",
+        "jobBackendError",
+        "jobInternalError",
+        "jobRateLimitExceeded",
+    }
+)
+
+
+def _job_should_retry(exc: BaseException) -> bool:
+    if _unreachable(exc):
+        return False  # the API-call retry already spent its budget; do not start over
+    errors = getattr(exc, "errors", None)
+    try:
+        reason = errors[0]["reason"]  # type: ignore[index]
+    except (TypeError, IndexError, KeyError):
+        return False
+    return reason in _JOB_RETRY_REASONS
 
 
 def _unreachable(exc: BaseException) -> bool:
@@ -133,29 +182,11 @@ class BigQueryAdapter(SqlAdapterBase):
     def _run(
         self, client: BigQueryConnection, sql: str, params: Sequence[Any], *, fetch: bool
     ) -> Any:
-        job = self._job(client, sql, list(params))
-        result = job.result(timeout=client.query_timeout_s)
+        job = client.job(sql, list(params), session=client.in_transaction)
+        result = client.wait(job)
         if fetch:
             return [tuple(row.values()) for row in result]
         return job.num_dml_affected_rows or 0
-
-    def _job(
-        self, client: BigQueryConnection, sql: str, params: list[Any], *, new_session: bool = False
-    ) -> Any:
-        from google.cloud.bigquery import ConnectionProperty, QueryJobConfig
-        from google.cloud.bigquery.retry import DEFAULT_JOB_RETRY, DEFAULT_RETRY
-
-        config = QueryJobConfig(query_parameters=params, create_session=new_session or None)
-        if client.in_transaction and client.session_id:
-            config.connection_properties = [ConnectionProperty("session_id", client.session_id)]
-        return client.bq.query(
-            sql,
-            job_config=config,
-            location=client.location,
-            timeout=client.timeout_s,
-            retry=DEFAULT_RETRY.with_timeout(client.timeout_s),
-            job_retry=DEFAULT_JOB_RETRY.with_timeout(client.query_timeout_s),
-        )
 
     def _close(self, client: BigQueryConnection) -> None:
         client.close()
@@ -252,8 +283,8 @@ class BigQueryAdapter(SqlAdapterBase):
             raise DestinationError("bigquery: transactions do not nest; commit the outer one first")
         try:
             if client.session_id is None:
-                job = self._job(client, "BEGIN TRANSACTION", [], new_session=True)
-                job.result(timeout=client.query_timeout_s)
+                job = client.job("BEGIN TRANSACTION", [], session=False, new_session=True)
+                client.wait(job)
                 client.session_id = job.session_info.session_id
                 log.debug("bigquery.session_opened")
             else:

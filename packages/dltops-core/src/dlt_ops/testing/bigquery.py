@@ -132,8 +132,12 @@ class BigQueryEmulator:
 
     @property
     def emulator_host(self) -> str:
-        """``127.0.0.1:PORT``: the value for ``BIGQUERY_EMULATOR_HOST`` (dlt's loader)."""
-        return f"{self.host}:{self.port}"
+        """The value for ``BIGQUERY_EMULATOR_HOST`` (how dlt's loader finds the emulator).
+
+        google-cloud-bigquery uses the variable verbatim as the API base URL, so it needs the
+        scheme: a bare ``127.0.0.1:PORT`` fails with ``requests.InvalidSchema``.
+        """
+        return self.endpoint
 
     def connection_options(self) -> dict[str, object]:
         """``ConnectionTarget.options`` that point the BigQuery adapter here."""
