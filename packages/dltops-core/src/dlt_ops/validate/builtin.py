@@ -10,11 +10,13 @@ from dlt_ops.plugins import Register
 def dlt_ops_register_validation_rules(register: Register) -> None:
     """Register the 21 core rules (four of them slots filled by later releases)."""
     from dlt_ops.assertions.rules import ASSERTION_RULES
+    from dlt_ops.ledger.stale_rule import STALE_SOURCES
     from dlt_ops.validate.rules_live import LIVE_RULES
     from dlt_ops.validate.rules_platform import PLATFORM_RULES
     from dlt_ops.validate.rules_static import STATIC_RULES
 
-    by_id = {r.id: r for r in (*LIVE_RULES, *STATIC_RULES, *PLATFORM_RULES, *ASSERTION_RULES)}
+    rules = (*LIVE_RULES, *STATIC_RULES, *PLATFORM_RULES, *ASSERTION_RULES, STALE_SOURCES)
+    by_id = {r.id: r for r in rules}
     for rule_id in CORE_RULE_ORDER:
         register(by_id[rule_id], name=rule_id)
 

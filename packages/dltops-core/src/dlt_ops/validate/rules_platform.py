@@ -66,10 +66,6 @@ def alert_sink_registered(ctx: ValidationContext) -> Iterator[Finding]:
         yield Finding("dlt_ops.alert_sinks", "alert_sinks", message)
 
 
-def _later(rule_id: str, description: str, when: str) -> Rule:
-    return Rule(rule_id, description, provided_later=when, needs_import=True)
-
-
 PLATFORM_RULES = (
     Rule("secret_backend_registered", "Each source's secret backend is installed and usable.",
          secret_backend_registered),
@@ -77,6 +73,4 @@ PLATFORM_RULES = (
          alert_sink_registered),
     Rule("destination_capability", "Destinations resolve; gated features need an adapter.",
          destination_capability),
-    _later("stale_sources", "Sources with no run for staleness_days (warning).",
-           "lands with the runs ledger"),
 )  # fmt: skip
