@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from dlt_ops.cli.state import AppState
+from dlt_ops.cli.state import AppState, RootOption
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
@@ -21,10 +22,11 @@ _FOOTNOTE = (
 )
 
 
-def _discover(ctx: typer.Context) -> tuple[ProjectConfig, Project]:
+def _discover(ctx: typer.Context, root: Path | None) -> tuple[ProjectConfig, Project]:
     from dlt_ops.project import discover
 
-    config = ctx.obj.project() if isinstance(ctx.obj, AppState) else AppState().project()
+    state = ctx.obj if isinstance(ctx.obj, AppState) else AppState()
+    config = state.with_root(root).project()
     return config, discover(config.root)
 
 
@@ -50,6 +52,7 @@ def list_sources(
         typer.Option("--schedule", "-s", help="Only sources with this schedule, e.g. @daily."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False,
+    root: RootOption = None,
 ) -> None:
     """List the project's sources (static scan; never imports project code)."""
     from dlt_ops.config import Schedule
@@ -58,7 +61,7 @@ def list_sources(
     valid = [s.value for s in Schedule]
     if schedule is not None and schedule not in valid:
         raise UsageError(f"invalid --schedule {schedule!r}; valid: {', '.join(valid)}.")
-    config, project = _discover(ctx)
+    config, project = _discover(ctx, root)
     rows = [source_json(config, info) for info in project.sources.values()]
     if schedule is not None:  # the filter applies in JSON mode too (a reference bug)
         rows = [r for r in rows if r["schedule"] == schedule]
@@ -94,11 +97,12 @@ def show_resources(
     ctx: typer.Context,
     source: Annotated[str | None, typer.Option("--source", "-s", help="Source name.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False,
+    root: RootOption = None,
 ) -> None:
     """Show one source's resources (static scan; never imports project code)."""
     from dlt_ops.errors import UnknownSourceError, UsageError
 
-    config, project = _discover(ctx)
+    config, project = _discover(ctx, root)
     if source is None:
         if as_json or not sys.stdin.isatty():
             raise UsageError("--source/-s is required with --json or without a terminal.")

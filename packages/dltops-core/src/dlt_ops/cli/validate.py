@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from dlt_ops.cli.state import AppState
+from dlt_ops.cli.state import AppState, RootOption
 
 if TYPE_CHECKING:
     from dlt_ops.validate.engine import Catalog, ValidationReport
@@ -92,12 +92,13 @@ def validate(
             help="List every rule, on/off and its owning distribution; run no checks.",
         ),
     ] = False,
+    root: RootOption = None,
 ) -> None:
     """Check the project against the rule catalog. Exit 0 clean or warnings only, 1 errors."""
     from dlt_ops.validate.engine import resolve_catalog, validate_project
 
     state: AppState = ctx.obj if isinstance(ctx.obj, AppState) else AppState()
-    config = state.project()
+    config = state.with_root(root).project()
     registry = state.registry()
     if show_resolved_rules:
         catalog = resolve_catalog(registry, dict(config.rules))
