@@ -45,7 +45,7 @@ def test_config_valid_reports_every_structural_and_typed_problem(make_project) -
     assert "max_rows_per_load must be an integer >= 1, got 0" in found[
         "assertions.events.max_rows_per_load"]  # fmt: skip
     assert "unknown assertion type 'no_such_type'" in found["assertions.events.no_such_type"]
-    assert "apply to on_failure = \"fail\" only" in found["assertions.events.required_columns"]
+    assert 'apply to on_failure = "fail" only' in found["assertions.events.required_columns"]
     assert "unknown parameter(s) extra" in found["assertions.events.unique_columns"]
     assert "module:attr" in found["assertions.events.custom[0].predicate"]
     assert "has no resource 'ghost'" in found["assertions.ghost"]
@@ -136,7 +136,7 @@ def test_quarantine_on_core_tier_is_refused_at_validate_and_preflight(make_proje
         [sources.src.dlt_ops.assertions.events]
         unique_columns = { value = ["id"], on_failure = "quarantine" }
         """,
-        extra=f'\n[destination.filesystem]\nbucket_url = "{{root}}/files"\n',
+        extra='\n[destination.filesystem]\nbucket_url = "{root}/files"\n',
     )
     text = (p.root / ".dlt" / "config.toml").read_text().replace("{root}", str(p.root))
     (p.root / ".dlt" / "config.toml").write_text(text)
