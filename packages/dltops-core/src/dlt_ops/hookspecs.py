@@ -85,8 +85,31 @@ def dlt_ops_register_assertion_rules(register: Register) -> None:
 
     Call ``register(assertion_type, name="<type>")`` for each type. ``name`` is the key users
     write under ``[sources.X.dlt_ops.assertions.<resource>]`` (``min_rows_per_load``,
-    ``unique_columns``, ...). The built-in types are registered through this same hook from
-    ``dltops-core``'s own entry points.
+    ``unique_columns``, ...) and must equal the type's ``name``; ``on_failure``, ``custom``,
+    ``max_violations`` and ``max_violation_ratio`` are reserved. The built-in types are
+    registered through this same hook from ``dltops-core``'s own entry points. Register the
+    class (instantiated once per run with no arguments) or a ready instance.
+
+    An assertion type (:class:`dlt_ops.assertions.AssertionType`) has:
+
+    * ``name: str`` and ``row_scoped: bool``: ``True`` when ``observe`` judges single rows
+      (such a type may quarantine); ``False`` for a batch verdict from ``finalize`` only.
+    * ``check_config(params, ctx) -> list[str]``: static checks of ``params`` (the TOML value,
+      a scalar/array shorthand normalized to ``{"value": x}``; policy keys removed) against an
+      :class:`~dlt_ops.assertions.AssertionContext` (source, resource and the resource
+      model's ``declared_columns`` or ``None``). No data, network or clients. Everything
+      checkable without data belongs here: ``validate`` and the run's preflight report it.
+      Messages that appear only when ``declared_columns`` is set are column findings.
+    * ``start(params) -> state``: a fresh accumulator per resource and run.
+    * ``observe(state, row, params) -> str | None``: called for every row that would load (after
+      dlt's incremental filter and Pydantic validation), whatever other assertions decided;
+      ``None`` passes, a string is this row's violation message. Batch types accumulate and
+      return ``None``. May run on several threads for parallelized resources (calls for one
+      resource are serialized). Must not mutate ``row``.
+    * ``finalize(state, params) -> str | None``: after the last row; a string fails the batch.
+
+    Policy belongs to the engine: types never see ``on_failure`` or thresholds, never write
+    quarantine rows and never touch the destination.
 
     Returns ``None``; the return value is ignored.
     """
