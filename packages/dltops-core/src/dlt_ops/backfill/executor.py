@@ -100,7 +100,7 @@ class ChunkWorker:
                     break
                 row = snapshot.get(chunk.chunk_id)
                 if row is not None and row.status == ChunkStatus.completed:
-                    self._emit("skipped", chunk, records=row.records_loaded)
+                    self._emit("skipped", chunk, records=row.records_loaded, holder=row.claimed_by)
                     continue
                 if not self._run_chunk(chunk, keeper):
                     self.failed = True
@@ -116,7 +116,7 @@ class ChunkWorker:
     def _not_ours(self, chunk: Chunk) -> None:
         row = self.state.rows(self.plan.backfill_id).get(chunk.chunk_id)
         if row is not None and row.status == ChunkStatus.completed:
-            self._emit("skipped", chunk, records=row.records_loaded)
+            self._emit("skipped", chunk, records=row.records_loaded, holder=row.claimed_by)
         else:
             self._emit("held", chunk, holder=row.claimed_by if row else None)
 

@@ -82,6 +82,7 @@ def run_worker_processes(
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, forward)
     errors: list[str] = []
+    siblings = f"{token}/"
     try:
         for k in range(options.workers):
             spec = _spec(plan, options, config.root, f"{token}/w{k}", stop)
@@ -105,6 +106,8 @@ def run_worker_processes(
                 errors.append(f"worker {k}: {data.get('message')}")
                 continue
             event = ChunkEvent.from_json(data)
+            if event.kind in ("held", "skipped") and (event.holder or "").startswith(siblings):
+                continue  # a chunk one of our own workers holds or completed: not news
             if event.kind == "failed" and not options.continue_on_error:
                 stop.touch()
             emit(event)
