@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -122,3 +123,35 @@ def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
 def templates() -> dict[str, str]:
     """Source module templates (``{name}`` is replaced by the source name)."""
     return {"events": EVENTS_SOURCE, "raising": RAISING_SOURCE, "blocking": BLOCKING_SOURCE}
+
+
+@pytest.fixture
+def blocking_run(tmp_path: Path) -> Callable[..., subprocess.Popen[str]]:
+    """Start ``pipeline run -s <source>`` of a ``blocking`` source; return once it is extracting."""
+
+    def start(root: Path, source: str) -> subprocess.Popen[str]:
+        started = tmp_path / f"{source}.started"
+        env = {
+            **os.environ,
+            "RUNTIME__DLTHUB_TELEMETRY": "false",
+            "DLTOPS_TEST_STARTED": str(started),
+            "DLTOPS_TEST_RELEASE": str(tmp_path / f"{source}.release"),
+        }
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CLI, "pipeline", "run", "-s", source, "-y"],
+            cwd=root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while not started.exists():  # polls a file the source writes, with a deadline
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                out, err = proc.communicate()
+                raise AssertionError(f"run never started: {err[-2000:]}")
+            time.sleep(0.05)
+        return proc
+
+    return start

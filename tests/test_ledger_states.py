@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -109,31 +106,11 @@ def test_postgres_states(project, templates, cli, postgres_database) -> None:  #
     assert time.monotonic() - started < 15
 
 
-def test_sigkilled_run_shows_as_abandoned(project, templates, cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_sigkilled_run_shows_as_abandoned(project, templates, cli, blocking_run) -> None:  # noqa: ANN001
     root = project(DUCKDB, {"slow_src": templates["blocking"]})
-    started, release = tmp_path / "started", tmp_path / "release"
-    env = {
-        **os.environ,
-        "RUNTIME__DLTHUB_TELEMETRY": "false",
-        "DLTOPS_TEST_STARTED": str(started),
-        "DLTOPS_TEST_RELEASE": str(release),
-    }
-    code = "import sys; sys.argv=['dlt-ops',*sys.argv[1:]]; from dlt_ops.cli import run; run()"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, "pipeline", "run", "-s", "slow_src", "-y"],
-        cwd=root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not started.exists():
-            assert proc.poll() is None and time.monotonic() < deadline, "run never started"
-            time.sleep(0.05)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+    proc = blocking_run(root, "slow_src")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
     deadline = time.monotonic() + 30
     while True:  # the heartbeat is 0.5 s: the row turns abandoned? after 1.5 s without one
         run = _status(cli, root)["slow_src"]["runs"][0]
@@ -155,30 +132,9 @@ def test_fail_on_is_quiet_when_healthy(project, templates, cli, flag: str) -> No
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupted_run_ends_its_row_as_failed(
-    project, templates, cli, tmp_path: Path, sig
-) -> None:  # noqa: ANN001
+def test_interrupted_run_ends_its_row_as_failed(project, templates, cli, blocking_run, sig) -> None:  # noqa: ANN001
     root = project(DUCKDB, {"slow_src": templates["blocking"]})
-    started, release = tmp_path / "started", tmp_path / "release"
-    env = {
-        **os.environ,
-        "RUNTIME__DLTHUB_TELEMETRY": "false",
-        "DLTOPS_TEST_STARTED": str(started),
-        "DLTOPS_TEST_RELEASE": str(release),
-    }
-    code = "import sys; sys.argv=['dlt-ops',*sys.argv[1:]]; from dlt_ops.cli import run; run()"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, "pipeline", "run", "-s", "slow_src", "-y"],
-        cwd=root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while not started.exists():
-        assert proc.poll() is None and time.monotonic() < deadline, "run never started"
-        time.sleep(0.05)
+    proc = blocking_run(root, "slow_src")
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
