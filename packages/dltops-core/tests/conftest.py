@@ -1,4 +1,4 @@
-"""Helpers to build small projects on disk."""
+"""Shared fixtures for the core tests: small projects on disk and an in-process CLI."""
 
 from __future__ import annotations
 
