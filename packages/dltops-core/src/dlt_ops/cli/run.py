@@ -43,6 +43,15 @@ def _terminate_as_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"terminated by signal {signum}")
 
 
+def _print_receipt(outcome: object) -> None:
+    """The receipt table goes to stderr, so stdout stays clean for ``--json``."""
+    from dlt_ops.receipts.render import receipt_table
+
+    receipts = getattr(outcome, "receipts", [])
+    if receipts:
+        typer.echo(receipt_table(receipts), err=True)
+
+
 def run(
     ctx: typer.Context,
     source: Annotated[str, typer.Option("--source", "-s", help="Source to run.")],
@@ -120,6 +129,7 @@ def run(
                 "interrupted: the run's ledger row was ended as failed."
             ) from None
     record = outcome.record
+    _print_receipt(outcome)
     if as_json:
         typer.echo(json.dumps(record.as_json(), indent=2))
     if outcome.ok:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from datetime import UTC
 from typing import Annotated
 
 import typer
@@ -41,3 +43,86 @@ def prune(
             typer.echo(f"{result.ledger}: {verb} {result.rows} run(s) older than {label}")
     if not results:
         typer.echo("No ledgers found.")
+
+
+def _sources(state: AppState, source: list[str] | None) -> list[str]:
+    from dlt_ops.errors import UnknownSourceError
+    from dlt_ops.project.discovery import discover
+
+    known = sorted(discover(state.project().root).sources)
+    for name in source or []:
+        if name not in known:
+            raise UnknownSourceError(name, known)
+    return list(dict.fromkeys(source)) if source else known
+
+
+@runs_app.command("show")
+def show(
+    ctx: typer.Context,
+    run: Annotated[str, typer.Argument(help="A run id (or its first 8+ characters), or 'last'.")],
+    source: Annotated[
+        list[str] | None,
+        typer.Option("--source", "-s", help="Look only in this source's ledger (repeatable)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
+    root: RootOption = None,
+) -> None:
+    """Show one run: its ledger row and its receipt (every record and every dollar)."""
+    from dlt_ops.receipts.render import receipt_table
+    from dlt_ops.receipts.service import find_run
+
+    state: AppState = ctx.obj.with_root(root)
+    report = find_run(state.registry(), state.project(), _sources(state, source), run)
+    run_row, receipts = report.latest, report.latest_receipts()
+    if as_json:
+        doc = {
+            "run": run_row.as_json(),
+            "attempts": len(report.attempts),
+            "receipt": [r.as_json() for r in receipts],
+        }
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    started = run_row.started_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    typer.echo(
+        f"run {run_row.run_id} ({run_row.source_section}) — {run_row.status}\n"
+        f"  started {started} UTC, trigger {run_row.trigger_source}, "
+        f"destination {run_row.destination}/{run_row.dataset}"
+        + (f", backfill {run_row.backfill_id}" if run_row.backfill_id else "")
+        + (f", attempt {len(report.attempts)}" if len(report.attempts) > 1 else "")
+    )
+    if run_row.error_summary:
+        typer.echo(f"  ✗ {run_row.error_summary}")
+    typer.echo(receipt_table(receipts))
+
+
+@runs_app.command("list")
+def list_runs(
+    ctx: typer.Context,
+    source: Annotated[
+        list[str] | None, typer.Option("--source", "-s", help="Only this source (repeatable).")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many runs.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False,
+    root: RootOption = None,
+) -> None:
+    """Recent runs across sources, newest first."""
+    from dlt_ops.receipts.service import newest_runs
+
+    state: AppState = ctx.obj.with_root(root)
+    runs = newest_runs(state.registry(), state.project(), _sources(state, source), limit)
+    if as_json:
+        typer.echo(json.dumps([r.as_json() for r in runs], indent=2))
+        return
+    if not runs:
+        typer.echo("No runs recorded.")
+        return
+    typer.echo(
+        f"{'Started':<20} {'Source':<24} {'Status':<10} {'Records':<9} {'Trigger':<10} Run ID"
+    )
+    for r in runs:
+        started = r.started_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+        records = "-" if r.records_loaded is None else str(r.records_loaded)
+        typer.echo(
+            f"{started:<20} {r.source_section:<24} {r.status:<10} {records:<9} "
+            f"{r.trigger_source:<10} {r.run_id}"
+        )

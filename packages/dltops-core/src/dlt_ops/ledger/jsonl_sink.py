@@ -18,6 +18,7 @@ from typing import Any
 from dlt_ops.errors import ConfigError
 from dlt_ops.ledger.model import ALL_KEYS, RunRecord
 from dlt_ops.ledger.sinks import LedgerQuery, LedgerSinkContext
+from dlt_ops.receipts.model import ReceiptRow
 
 DEFAULT_PATH = ".dlt-ops/runs.jsonl"
 _TIMESTAMPS = ("started_at", "completed_at", "heartbeat_at", "window_from", "window_to")
@@ -63,20 +64,57 @@ class JsonlLedgerSink:
         """Append the terminal event."""
         self._append("finish", run)
 
+    def receipts(self, run: RunRecord, rows: list[ReceiptRow]) -> None:
+        """Append one ``receipt`` line per row."""
+        if not rows:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lines = "".join(
+            json.dumps({"event": "receipt", **row.as_json()}, separators=(",", ":")) + "\n"
+            for row in rows
+        )
+        with open(self.path, "a", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            handle.write(lines)
+
+    def _lines(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        out = []
+        with open(self.path, encoding="utf-8") as handle:
+            for raw in handle:
+                try:
+                    out.append(json.loads(raw))
+                except ValueError:
+                    continue  # a torn last line from a killed writer is skipped, not fatal
+        return out
+
+    def read_receipts(self, run_id: str) -> list[ReceiptRow]:
+        """Every receipt row of ``run_id``."""
+        return [
+            ReceiptRow.from_mapping(line)
+            for line in self._lines()
+            if line.get("event") == "receipt" and line.get("run_id") == run_id
+        ]
+
+    def read_run(self, ref: str) -> list[RunRecord]:
+        """Every attempt of the run whose id is or starts with ``ref``, newest first."""
+        runs = [r for r in self._fold() or [] if r.run_id.startswith(ref)]
+        return sorted(runs, key=lambda r: r.started_at, reverse=True)
+
     def _fold(self) -> list[RunRecord] | None:
         if not self.path.exists():
             return None
         latest: dict[tuple[str, str, str], RunRecord] = {}
-        with open(self.path, encoding="utf-8") as handle:
-            for raw in handle:
-                if not raw.strip():
-                    continue
-                try:
-                    record = _record(json.loads(raw))
-                except (ValueError, TypeError):
-                    continue  # a torn last line from a killed writer is skipped, not fatal
-                key = (record.run_id, record.source_section, record.started_at.isoformat())
-                latest[key] = record
+        for line in self._lines():
+            if line.get("event") == "receipt":
+                continue
+            try:
+                record = _record(line)
+            except (ValueError, TypeError):
+                continue
+            key = (record.run_id, record.source_section, record.started_at.isoformat())
+            latest[key] = record
         return list(latest.values())
 
     def read_runs(self, query: LedgerQuery) -> list[RunRecord] | None:
@@ -103,9 +141,16 @@ class JsonlLedgerSink:
         keep = [r for r in runs if r.started_at >= older_than]
         removed = len(runs) - len(keep)
         if removed and not dry_run:
+            receipts = [
+                line for line in self._lines()
+                if line.get("event") == "receipt"
+                and datetime.fromisoformat(line["run_started_at"]) >= older_than
+            ]  # fmt: skip
             tmp = self.path.with_suffix(".jsonl.tmp")
             with open(tmp, "w", encoding="utf-8") as handle:
                 for run in sorted(keep, key=lambda r: r.started_at):
                     handle.write(json.dumps({"event": "compact", **run.as_json()}) + "\n")
+                for line in receipts:
+                    handle.write(json.dumps(line) + "\n")
             os.replace(tmp, self.path)
         return removed

@@ -67,7 +67,7 @@ class RunOutcome:
     error: BaseException | None = None
     load_info: Any = None
     pipeline: Any = None
-    extras: dict[str, Any] = field(default_factory=dict)
+    receipts: list[Any] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -230,17 +230,57 @@ def execute_run(registry: PluginRegistry, config: ProjectConfig, request: RunReq
             record = writer.finish(
                 RunStatus.failed, error_summary=summarize_error(interrupt or exc)
             )
+            receipts = _receipts(ctx, writer, record.error_summary)
             session.close()
             if interrupt is not None:
                 raise interrupt from exc
             if not isinstance(exc, Exception):
                 raise
             log.error("run.failed", error=record.error_summary)
-            return RunOutcome(record=record, error=exc)
+            return RunOutcome(record=record, error=exc, receipts=receipts)
         record = writer.finish(RunStatus.completed, **outcome.pop("ledger"))
+        receipts = _receipts(ctx, writer, None)
         session.close()
         log.info("run.completed", records_loaded=record.records_loaded)
-        return RunOutcome(record=record, **outcome)
+        return RunOutcome(record=record, receipts=receipts, **outcome)
+
+
+def _table_name(resource: Any) -> str:
+    """The resource's root table (its name unless a static ``table_name`` hint says otherwise)."""
+    name = resource.table_name
+    return name if isinstance(name, str) else resource.name
+
+
+def _receipts(ctx: RunContext, writer: LedgerWriter, failure: str | None) -> list[Any]:
+    """Build the run's receipt rows and hand them to the sinks; never raises."""
+    from dlt_ops.receipts.build import build_receipts
+
+    extras = ctx.extras
+    if "tallies" not in extras:
+        return []  # the run stopped before it counted anything (setup, preflight)
+    try:
+        pipeline = extras.get("pipeline")
+        rows = build_receipts(
+            run_id=ctx.run_id,
+            run_started_at=writer.record.started_at,
+            pipeline_name=ctx.pipeline_name,
+            source=ctx.source,
+            tallies=extras["tallies"],
+            gate_summaries=[g.summary() for g in extras.get("gate_objects", [])],
+            trace=pipeline.last_trace if pipeline is not None else None,
+            phase=extras.get("phase", "setup"),
+            rates=extras.get("rates", {}),
+            failure=failure,
+            tables=extras.get("tables"),
+        )
+    except Exception as exc:  # a receipt is observability: it never changes the outcome
+        log.error("receipts.build_failed", error=summarize_error(exc))
+        return []
+    for row in rows:
+        if not row.reconciles:
+            log.warning("receipts.unreconciled", resource=row.resource_name, row=row.as_json())
+    writer.receipts(rows)
+    return rows
 
 
 def _preflight(ctx: RunContext, request: RunRequest, info: Any, source: Any) -> None:
@@ -260,9 +300,13 @@ def _preflight(ctx: RunContext, request: RunRequest, info: Any, source: Any) -> 
 
 def _execute(ctx: RunContext, request: RunRequest, project: Any) -> dict[str, Any]:
     from dlt_ops.project.introspect import load_source
+    from dlt_ops.receipts.build import cost_rates
+    from dlt_ops.receipts.counting import Tallies, attach_counters
     from dlt_ops.secrets import resolve_secret_backend
 
     config, registry = ctx.config, ctx.registry
+    extras = ctx.extras
+    extras["rates"] = cost_rates(config.source(request.source).cost, request.source)
     loaded = load_source(project, config, request.source)
     # secrets reach dlt's providers before the source function resolves them (every path)
     _, backend = resolve_secret_backend(config, registry, request.source)
@@ -270,7 +314,10 @@ def _execute(ctx: RunContext, request: RunRequest, project: Any) -> dict[str, An
     source = _select_resources(loaded.source_fn(), request.resources, request.source)
     _preflight(ctx, request, loaded.info, source)
     pipeline = build_pipeline(config, request.source, ctx.where, working_dir=request.working_dir)
-    gates = build_gates(ctx, source)
+    extras["pipeline"] = pipeline
+    extras["tables"] = {n: _table_name(r) for n, r in source.selected_resources.items()}
+    source = attach_counters(source, extras.setdefault("tallies", Tallies()))
+    gates = extras["gate_objects"] = build_gates(ctx, source)
     for gate in gates:
         source = gate.attach(source)
     # as pipeline.run does: restore state (incremental cursors) from the destination when the
@@ -278,13 +325,17 @@ def _execute(ctx: RunContext, request: RunRequest, project: Any) -> dict[str, An
     pipeline.sync_destination()
     with _interval(request.window), active_run(ctx):
         # explicit steps so gates can judge the run's package between extract and load
+        extras["phase"] = "extract"
         extract_info = pipeline.extract(source)
+        extras["phase"] = "gates"
         for gate in gates:
             gate.after_extract(pipeline, extract_info.loads_ids[-1])
+        extras["phase"] = "normalize"
         pipeline.normalize()
+        extras["phase"] = "load"
         with request.load_guard() if request.load_guard is not None else nullcontext():
             load_info = pipeline.load()
-    ctx.extras["gates"] = [g.summary() for g in gates]
+        extras["phase"] = "done"
     trace = pipeline.last_trace
     return {
         "ledger": {

@@ -1,0 +1,146 @@
+"""Turning what a run did into receipt rows: counters, gate summaries, dlt's trace, costs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from dlt_ops.errors import ConfigError
+from dlt_ops.receipts.counting import Tallies
+from dlt_ops.receipts.model import CostBasis, ReceiptRow
+
+#: How far a run got: the receipt needs to know whether this run's package can have loaded.
+PHASES = ("setup", "extract", "gates", "normalize", "load", "done")
+
+
+def _step_seconds(trace: Any) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for step in getattr(trace, "steps", None) or []:
+        if step.step in ("extract", "normalize", "load") and step.finished_at and step.started_at:
+            out[step.step] = (step.finished_at - step.started_at).total_seconds()
+    return out
+
+
+def _written(trace: Any) -> dict[str, int]:
+    """Items each resource wrote to this run's load package (dlt's extract metrics)."""
+    info = getattr(trace, "last_extract_info", None) if trace is not None else None
+    out: dict[str, int] = {}
+    for metrics in info.metrics.values() if info is not None else []:
+        for step in metrics:
+            for name, metric in step["resource_metrics"].items():
+                out[name] = out.get(name, 0) + metric.items_count
+    return out
+
+
+def _loaded(trace: Any, table: str) -> tuple[int, int]:
+    info = getattr(trace, "last_normalize_info", None) if trace is not None else None
+    counts: Mapping[str, int] = info.row_counts if info is not None else {}
+    child = sum(n for t, n in counts.items() if t.startswith(f"{table}__"))
+    return counts.get(table, 0), child
+
+
+def cost_rates(config: Mapping[str, Any], source: str) -> dict[str, float]:
+    """``[sources.X.dlt_ops.cost]``: ``per_record`` and/or ``per_page``, non-negative numbers."""
+    rates: dict[str, float] = {}
+    for key, value in config.items():
+        if key not in ("per_record", "per_page"):
+            raise ConfigError(
+                f"[sources.{source}.dlt_ops.cost] {key}: unknown key; use per_record or per_page."
+            )
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ConfigError(
+                f"[sources.{source}.dlt_ops.cost] {key} must be a non-negative number, "
+                f"got {value!r}."
+            )
+        rates[key] = float(value)
+    return rates
+
+
+def _costs(
+    rates: Mapping[str, float], records_in: int, pages: int, measured: float | None
+) -> dict[str, Any]:
+    estimated = None
+    if rates:
+        estimated = rates.get("per_record", 0.0) * records_in + rates.get("per_page", 0.0) * pages
+    parts = [p for p in (measured, estimated) if p is not None]
+    if not parts:
+        return {}
+    basis = (
+        CostBasis.mixed if len(parts) == 2
+        else CostBasis.measured if measured is not None else CostBasis.estimated
+    )  # fmt: skip
+    return {"cost": sum(parts), "cost_basis": basis, "cost_measured": measured,
+            "cost_estimated": estimated}  # fmt: skip
+
+
+def build_receipts(
+    *,
+    run_id: str,
+    run_started_at: datetime,
+    pipeline_name: str,
+    source: str,
+    tallies: Tallies,
+    gate_summaries: list[dict[str, Any]],
+    trace: Any,
+    phase: str,
+    rates: Mapping[str, float],
+    measured_cost: float | None = None,
+    failure: str | None = None,
+    tables: Mapping[str, str] | None = None,
+) -> list[ReceiptRow]:
+    """One row per selected resource. ``phase`` is how far the run got; a run that stopped at
+    or before the gates dropped its package, so nothing of it is ``out``."""
+    gates: dict[str, dict[str, Any]] = {}
+    for summary in gate_summaries:
+        for name, counts in summary.get("resources", {}).items():
+            gates[name] = counts
+    written = _written(trace) if phase in ("normalize", "load", "done") else {}
+    loaded_ok = phase == "done"
+    seconds = _step_seconds(trace)
+    total_rows = 0
+    rows: list[ReceiptRow] = []
+    for name, tally in sorted(tallies.by_resource.items()):
+        gate = gates.get(name, {})
+        rejected, warned = int(gate.get("rejected", 0)), int(gate.get("warned", 0))
+        out = written.get(name, 0)
+        failed = int(gate.get("failed", 0)) if loaded_ok or out else tally.passed - rejected
+        table = (tables or {}).get(name, name)
+        rows_loaded, child_rows = _loaded(trace, table) if loaded_ok else (0, 0)
+        total_rows += rows_loaded + child_rows
+        rows.append(
+            ReceiptRow(
+                run_id=run_id,
+                run_started_at=run_started_at,
+                pipeline_name=pipeline_name,
+                source_section=source,
+                resource_name=name,
+                records_in=tally.records_in,
+                filtered=tally.records_in - tally.passed,
+                rejected=rejected,
+                warned=warned,
+                failed=max(failed, 0),
+                records_out=out,
+                rows_loaded=rows_loaded,
+                child_rows_loaded=child_rows,
+                pages=tally.pages,
+                extract_s=seconds.get("extract"),
+                normalize_s=seconds.get("normalize"),
+                load_s=seconds.get("load"),
+                failure_reason=failure,
+            )
+        )
+    return [
+        row.replace(**_costs(rates, row.records_in, row.pages or 0,
+                             _share(measured_cost, row, total_rows, len(rows))))
+        for row in rows
+    ]  # fmt: skip
+
+
+def _share(measured: float | None, row: ReceiptRow, total_rows: int, n: int) -> float | None:
+    """A run-level measured cost split across resources by the rows each one loaded."""
+    if measured is None:
+        return None
+    if total_rows == 0:
+        return measured / n if n else None
+    return measured * (row.rows_loaded + row.child_rows_loaded) / total_rows

@@ -1,0 +1,96 @@
+"""Finding runs and their receipts across every ledger the project's sources write to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dlt_ops.config import ProjectConfig
+from dlt_ops.destinations import resolve_destination
+from dlt_ops.errors import DltOpsError, UsageError
+from dlt_ops.ledger.build import build_sinks
+from dlt_ops.ledger.model import RunRecord
+from dlt_ops.ledger.sinks import LedgerQuery
+from dlt_ops.ledger.status import _Sessions, collect_status
+from dlt_ops.plugins import PluginRegistry
+from dlt_ops.receipts.model import ReceiptRow
+
+
+@dataclass
+class RunReport:
+    """A run's ledger rows (one per attempt, newest first) and its receipt rows."""
+
+    attempts: list[RunRecord]
+    receipts: list[ReceiptRow] = field(default_factory=list)
+
+    @property
+    def latest(self) -> RunRecord:
+        """The newest attempt."""
+        return self.attempts[0]
+
+    def latest_receipts(self) -> list[ReceiptRow]:
+        """Receipt rows of the newest attempt only."""
+        started = self.latest.started_at
+        return [r for r in self.receipts if r.run_started_at == started]
+
+
+def newest_runs(
+    registry: PluginRegistry, config: ProjectConfig, sources: list[str], limit: int
+) -> list[RunRecord]:
+    """The ``limit`` newest runs across ``sources``, newest first."""
+    statuses = collect_status(registry, config, sources, LedgerQuery("", limit=limit))
+    runs = [run for s in statuses for run in s.runs]
+    return sorted(runs, key=lambda r: r.started_at, reverse=True)[:limit]
+
+
+def find_run(
+    registry: PluginRegistry, config: ProjectConfig, sources: list[str], ref: str
+) -> RunReport:
+    """``ref`` is a run id, a unique run-id prefix of at least 8 characters, or ``last``."""
+    if ref != "last" and len(ref) < 8:
+        raise UsageError(f"run id '{ref}' is too short: give at least 8 characters, or 'last'.")
+    if ref == "last":
+        latest = newest_runs(registry, config, sources, 1)
+        if not latest:
+            raise UsageError("no runs recorded for the selected source(s) yet.")
+        ref, sources = latest[0].run_id, [latest[0].source_section]
+    sessions = _Sessions(registry, config)
+    try:
+        for source in sorted(sources):
+            report = _find_in(registry, config, sessions, source, ref)
+            if report is not None:
+                return report
+    finally:
+        sessions.close()
+    raise UsageError(f"no run '{ref}' in the ledgers of: {', '.join(sorted(sources))}.")
+
+
+def _find_in(
+    registry: PluginRegistry, config: ProjectConfig, sessions: _Sessions, source: str, ref: str
+) -> RunReport | None:
+    try:
+        where = resolve_destination(config, source)
+    except DltOpsError:
+        return None
+    full_tier = registry.has("destination", where.engine)
+    names = tuple(n for n in config.ledger_sinks if n != "destination" or full_tier)
+    sinks = build_sinks(
+        registry, config, engine=where.engine, dataset=where.dataset, full_tier=full_tier,
+        open_session=lambda: sessions.get(where), names=names,
+    )  # fmt: skip
+    for _, sink in sinks:
+        read_run = getattr(sink, "read_run", None)
+        if read_run is None:
+            continue
+        try:
+            attempts = [r for r in read_run(ref) if r.source_section == source]
+        except DltOpsError:  # an unreachable ledger cannot show the run; try the next one
+            continue
+        if attempts:
+            ids = {r.run_id for r in attempts}
+            if len(ids) > 1:
+                raise UsageError(f"run id prefix '{ref}' is ambiguous: {', '.join(sorted(ids))}.")
+            run_id = attempts[0].run_id
+            read_receipts = getattr(sink, "read_receipts", None)
+            receipts = read_receipts(run_id) if read_receipts is not None else []
+            return RunReport(attempts, [r for r in receipts if r.source_section == source])
+    return None
