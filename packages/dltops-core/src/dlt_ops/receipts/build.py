@@ -104,7 +104,14 @@ def build_receipts(
         gate = gates.get(name, {})
         rejected, warned = int(gate.get("rejected", 0)), int(gate.get("warned", 0))
         out = written.get(name, 0)
-        failed = int(gate.get("failed", 0)) if loaded_ok or out else tally.passed - rejected
+        if loaded_ok or out:
+            # the package went on: fail verdicts within a max_violations tolerance loaded, so
+            # they are out (and flagged as warned), never counted twice
+            failed, warned = 0, warned + int(gate.get("failed", 0))
+        else:
+            # nothing of this run's package can load: whatever passed dlt's filters and was
+            # not quarantined was held back by the failure
+            failed = tally.passed - rejected
         table = (tables or {}).get(name, name)
         rows_loaded, child_rows = _loaded(trace, table) if loaded_ok else (0, 0)
         total_rows += rows_loaded + child_rows

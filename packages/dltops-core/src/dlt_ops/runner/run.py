@@ -251,6 +251,21 @@ def _table_name(resource: Any) -> str:
     return name if isinstance(name, str) else resource.name
 
 
+def _measured_cost(ctx: RunContext, writer: LedgerWriter) -> float | None:
+    """What the destination itself says the run's load cost (adapters that can tell)."""
+    if not ctx.full_tier:
+        return None
+    session = ctx.open_session()
+    measure = getattr(session.adapter, "measured_cost", None)
+    if measure is None:
+        return None
+    try:
+        return measure(session.client, session.dataset, writer.record)
+    except Exception as exc:  # a cost figure is observability; the receipt goes on without it
+        log.warning("receipts.measured_cost_failed", error=summarize_error(exc))
+        return None
+
+
 def _receipts(ctx: RunContext, writer: LedgerWriter, failure: str | None) -> list[Any]:
     """Build the run's receipt rows and hand them to the sinks; never raises."""
     from dlt_ops.receipts.build import build_receipts
@@ -272,6 +287,7 @@ def _receipts(ctx: RunContext, writer: LedgerWriter, failure: str | None) -> lis
             rates=extras.get("rates", {}),
             failure=failure,
             tables=extras.get("tables"),
+            measured_cost=_measured_cost(ctx, writer) if extras.get("phase") == "done" else None,
         )
     except Exception as exc:  # a receipt is observability: it never changes the outcome
         log.error("receipts.build_failed", error=summarize_error(exc))
