@@ -205,14 +205,17 @@ def with_checkpoints(
                     _resume(manager, incremental, like, offset_seconds, value_parser)
                 path = getattr(incremental, "cursor_path", None) or cursor_field
                 for page in fn(*args, **kwargs):
-                    value = cursor_of(page, path)
+                    # the cursor is read only on pages that will be checkpointed
+                    value = cursor_of(page, path) if manager.next_is_checkpoint else None
                     records = count_records(page)
                     yield page
                     manager.page(records, value)  # after dlt accepted the page
             except GeneratorExit:
+                manager.flush()
                 log.info(f"{tag} Extraction closed early; active checkpoints kept")
                 raise
             except BaseException as exc:
+                manager.flush()  # checkpoints already handed over land before the run fails
                 log.warning(
                     f"{tag} Extraction failed after page {manager.page_count}; active "
                     f"checkpoints kept as resume state ({type(exc).__name__})",

@@ -15,6 +15,7 @@ behind preflight's static detection).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -27,11 +28,13 @@ from dlt_ops.adapters import DestinationSession
 from dlt_ops.checkpoints.table import (
     ACTIVE,
     COMPLETED,
+    insert_rows,
     parse_value,
     serialize_value,
     statements,
     table_spec,
 )
+from dlt_ops.checkpoints.writer import CheckpointWriter
 from dlt_ops.errors import CheckpointStateError, UnregisteredDestinationError
 from dlt_ops.redact import redact
 
@@ -45,6 +48,14 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+@functools.lru_cache(maxsize=1)
+def _registry() -> Any:
+    """The process's plugin registry for scripts outside dlt-ops (entry points read once)."""
+    from dlt_ops.plugins import PluginRegistry
+
+    return PluginRegistry()
+
+
 def _own_session() -> tuple[DestinationSession, str]:
     """A session for the active dlt pipeline, outside a dlt-ops run."""
     import dlt
@@ -52,7 +63,6 @@ def _own_session() -> tuple[DestinationSession, str]:
 
     from dlt_ops.adapters import ConnectionTarget
     from dlt_ops.destinations import load_adapter
-    from dlt_ops.plugins import PluginRegistry
 
     try:
         pipeline = dlt.current.pipeline()
@@ -67,7 +77,7 @@ def _own_session() -> tuple[DestinationSession, str]:
             f"destination, so give the pipeline one."
         )
     engine = Destination.to_name(pipeline.destination.destination_type)
-    registry = PluginRegistry()
+    registry = _registry()
     if not registry.has("destination", engine):
         raise UnregisteredDestinationError(
             pipeline.pipeline_name, engine, FEATURE, registry.names("destination")
@@ -105,6 +115,7 @@ class CheckpointManager:
         self.page_count = 0
         self.records_count = 0
         self.session: DestinationSession | None = None
+        self.writer: CheckpointWriter | None = None
         self.pipeline_name = ""
         self.ledger_run_id: str | None = None
         self._owned = False
@@ -141,8 +152,17 @@ class CheckpointManager:
                 f"resource demands must not run without its state."
             ) from exc
 
+    def flush(self) -> None:
+        """Wait until every checkpoint handed to the writer has landed (or failed)."""
+        if self.writer is not None:
+            self.writer.flush()
+
     def close(self) -> None:
-        """Close a session the manager opened itself (a run's session belongs to the run)."""
+        """Stop the writer; close a session the manager opened itself (a run's session
+        belongs to the run)."""
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
         if self._owned and self.session is not None:
             self.session.close()
         self.session = None
@@ -189,46 +209,39 @@ class CheckpointManager:
 
     # -- progress ------------------------------------------------------------------------------
 
+    @property
+    def next_is_checkpoint(self) -> bool:
+        """Whether the next page counted lands on a ``frequency`` boundary."""
+        return (self.page_count + 1) % self.frequency == 0
+
     def page(self, page_records: int, cursor_value: Any) -> None:
-        """Count a page; every ``frequency`` pages write ``cursor_value`` (errors are logged)."""
+        """Count a page; every ``frequency`` pages queue ``cursor_value`` for the writer
+        (``CheckpointWriter``: written off the extract loop, failures logged at ERROR)."""
         self.page_count += 1
         self.records_count += page_records
         if self.page_count % self.frequency or cursor_value is None:
             return
         value = serialize_value(cursor_value)
         now = utcnow()
-        try:
-            assert self.session is not None
-            self.session.execute(
-                self.sql.insert,
-                self.pipeline_name,
-                self.resource_name,
-                self.run_id,
-                value,
-                self.page_count,
-                self.records_count,
-                ACTIVE,
-                now,
-                now,
-                self.ledger_run_id,
-            )
-        except Exception as exc:  # bookkeeping never kills a healthy extract
-            log.error(
-                f"{self.tag} Failed to save checkpoint at page {self.page_count} "
-                f"({redact(str(exc))}). The run continues; a resume would restart from the "
-                "last checkpoint that did land.",
-                resource=self.resource_name,
-                page=self.page_count,
-            )
-            return
-        log.info(
-            f"{self.tag} Checkpoint saved: page {self.page_count}, {self.records_count} "
-            f"records, value: {value}",
-            resource=self.resource_name,
-            page=self.page_count,
-            records=self.records_count,
-            checkpoint_value=value,
+        row = (
+            self.pipeline_name,
+            self.resource_name,
+            self.run_id,
+            value,
+            self.page_count,
+            self.records_count,
+            ACTIVE,
+            now,
+            now,
+            self.ledger_run_id,
         )
+        if self.writer is None:
+            assert self.session is not None
+            table = self.table
+            self.writer = CheckpointWriter(
+                self.session, lambda n: insert_rows(table, n), self.tag, self.resource_name
+            )
+        self.writer.submit(row, self.page_count, self.records_count, value)
 
     # -- finish --------------------------------------------------------------------------------
 
@@ -240,6 +253,7 @@ class CheckpointManager:
         (resume never moves an incremental behind its own start value).
         """
         assert self.session is not None
+        self.flush()
         now = utcnow()
         null = self.run_id is None
         stmt = self.sql.complete_null if null else self.sql.complete

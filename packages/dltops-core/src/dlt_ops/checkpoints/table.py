@@ -106,6 +106,16 @@ def statements(name: str) -> Statements:
     )
 
 
+@lru_cache(maxsize=64)
+def insert_rows(name: str, n: int) -> Statement:
+    """``INSERT`` of ``n`` rows in one statement (one commit for a batch of checkpoints)."""
+    check_identifier(name, subject="checkpoint_table")
+    row = "(" + ", ".join("?" for _ in COLUMNS) + ")"
+    return Statement(
+        f"INSERT INTO {{{name}}} ({', '.join(COLUMNS)}) VALUES {', '.join(row for _ in range(n))}"
+    )
+
+
 # -- cursor values ---------------------------------------------------------------------------
 
 
@@ -170,7 +180,10 @@ def cursor_of(page: Any, path: str) -> Any:
         return pc.max(page.column(path)).as_py()
     if isinstance(page, dict) or not isinstance(page, list | tuple):
         return _field(page, path)
-    values = [v for v in (_field(item, path) for item in page) if v is not None]
+    if "." not in path and all(type(item) is dict for item in page):
+        values = [v for item in page if (v := item.get(path)) is not None]
+    else:
+        values = [v for v in (_field(item, path) for item in page) if v is not None]
     if not values:
         return None
     try:
