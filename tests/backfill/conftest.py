@@ -108,7 +108,8 @@ class Project:
             import duckdb
 
             path = self.root / "daily_pipeline.duckdb"
-            with duckdb.connect(str(path), read_only=True) as conn:
+            # read-write: a SIGKILLed writer may have left a WAL that needs replaying
+            with duckdb.connect(str(path)) as conn:
                 return conn.execute(sql, list(params)).fetchall()
         import psycopg
 

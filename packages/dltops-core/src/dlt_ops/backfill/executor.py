@@ -143,7 +143,10 @@ class ChunkWorker:
                     self._emit("lost", chunk, attempt=attempt, error=str(exc))
                     return True
                 self._emit("completed", chunk, attempt=attempt, records=records)
-                shutil.rmtree(self.plan.working_dir(self.config.root, chunk), ignore_errors=True)
+                shutil.rmtree(
+                    self.plan.working_dir(self.config.root, self.state.session.dataset, chunk),
+                    ignore_errors=True,
+                )
                 return True
             error = outcome.record.error_summary or summarize_error(outcome.error)  # type: ignore[arg-type]
             self.state.mark_failed(bid, cid, error)
@@ -163,7 +166,7 @@ class ChunkWorker:
             trigger_source="backfill",
             run_id=chunk.run_id,
             backfill_id=self.plan.backfill_id,
-            working_dir=self.plan.working_dir(self.config.root, chunk),
+            working_dir=self.plan.working_dir(self.config.root, self.state.session.dataset, chunk),
             load_guard=self.lock.hold,
         )
         try:

@@ -161,13 +161,14 @@ class BackfillPlan:
         """Number of chunks."""
         return len(self.chunks)
 
-    def working_dir(self, root: Path, chunk: Chunk) -> Path:
-        """The chunk run's own dlt working directory, keyed by its ``run_id``.
+    def working_dir(self, root: Path, dataset: str, chunk: Chunk) -> Path:
+        """The chunk run's own dlt working directory, keyed by dataset, plan and ``run_id``.
 
-        A retried chunk (same plan, same bounds) finds the load package its killed attempt
-        left behind and finishes it; concurrent chunks never see each other's packages.
+        A retried chunk (same plan, same bounds, same dataset) finds the load package its
+        killed attempt left behind and finishes it; concurrent chunks never see each other's
+        packages, and one plan backfilled into two datasets (``--dataset``) shares nothing.
         """
-        return root / WORKDIR / self.backfill_id / chunk.run_id
+        return root / WORKDIR / dataset / self.backfill_id / chunk.run_id
 
     def describe(self) -> str:
         """One line for logs and the dry run."""
