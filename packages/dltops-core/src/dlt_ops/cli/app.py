@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from dlt_ops import __version__
+from dlt_ops.cli.backfill import backfill_app
 from dlt_ops.cli.checkpoints import checkpoints_app
 from dlt_ops.cli.init import init
 from dlt_ops.cli.pipeline import pipeline_app
@@ -26,6 +27,7 @@ app.add_typer(plugins_app, name="plugins")
 app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(runs_app, name="runs")
 app.add_typer(checkpoints_app, name="checkpoints")
+app.add_typer(backfill_app, name="backfill")
 app.command("init")(init)
 
 

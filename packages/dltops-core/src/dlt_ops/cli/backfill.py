@@ -1,0 +1,164 @@
+"""``dlt-ops backfill list|show``: read ``_dlt_backfills`` back (read-only, never creates)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from dlt_ops.cli.state import AppState
+
+if TYPE_CHECKING:
+    from dlt_ops.backfill.state import ChunkRow
+
+backfill_app = typer.Typer(no_args_is_help=True, help="Inspect backfills and their chunks.")
+
+
+def _rows(
+    state: AppState, source: str | None, dataset: str | None
+) -> Iterator[tuple[str, list[ChunkRow]]]:
+    """``(source, rows)`` per source, each (engine, dataset) read once; core tier skipped."""
+    from dlt_ops.backfill.service import open_state
+    from dlt_ops.destinations import resolve_destination
+    from dlt_ops.errors import ConfigError, DltOpsError
+    from dlt_ops.project.discovery import discover
+
+    config, registry = state.project(), state.registry()
+    names = [source] if source else list(discover(config.root).sources)
+    if source:
+        discover(config.root).source(source)  # unknown source: usage error
+    cache: dict[tuple[str, str], list[ChunkRow] | str] = {}
+    for name in names:
+        try:
+            where = resolve_destination(config, name, dataset)
+        except ConfigError:
+            continue
+        key = (where.engine, where.dataset)
+        if key not in cache:
+            if not registry.has("destination", where.engine):
+                cache[key] = "core tier"
+                continue
+            try:
+                session, reader = open_state(registry, config, where, "reader", read_only=True)
+                with session:
+                    cache[key] = reader.all_rows() if reader.exists() else []
+            except DltOpsError as exc:
+                cache[key] = str(exc)
+        found = cache[key]
+        if isinstance(found, str):
+            typer.echo(f"! {name}: backfill state unreadable ({found})", err=True)
+            continue
+        yield name, [r for r in found if r.source_section == name]
+
+
+def _group(rows: list[ChunkRow]) -> dict[str, list[ChunkRow]]:
+    out: dict[str, list[ChunkRow]] = {}
+    for row in rows:
+        out.setdefault(row.backfill_id, []).append(row)
+    return out
+
+
+def _plan_doc(source: str, backfill_id: str, rows: list[ChunkRow]) -> dict[str, Any]:
+    from dlt_ops.backfill.service import status_counts
+
+    first = rows[0]
+    return {
+        "backfill_id": backfill_id,
+        "source": source,
+        "resources": first.resource_name,
+        "from": first.backfill_from.isoformat(),
+        "to": first.backfill_to.isoformat(),
+        "chunk": first.chunk_size,
+        **status_counts(rows),
+    }
+
+
+@backfill_app.command("list")
+def list_backfills(
+    ctx: typer.Context,
+    source: Annotated[str | None, typer.Option("--source", "-s", help="Only this source.")] = None,
+    dataset: Annotated[
+        str | None, typer.Option("--dataset", "-d", help="Dataset, overriding the config.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
+) -> None:
+    """Backfill plans per source: window, chunk size, status counts, coverage."""
+    docs = [
+        _plan_doc(name, bid, rows)
+        for name, found in _rows(ctx.obj, source, dataset)
+        for bid, rows in _group(found).items()
+    ]
+    if as_json:
+        typer.echo(json.dumps(docs, indent=2))
+        return
+    if not docs:
+        typer.echo("no backfills recorded")
+        return
+    typer.echo(
+        f"{'backfill_id':<17} {'source':<16} {'from':<26} {'to':<26} {'chunk':<6} "
+        f"{'done':>9} {'failed':>6} {'held':>5} {'cover':>6}"
+    )
+    for d in docs:
+        s = d["by_status"]
+        held = s["claimed"] + s["running"]
+        typer.echo(
+            f"{d['backfill_id']:<17} {d['source']:<16} {d['from']:<26} {d['to']:<26} "
+            f"{d['chunk']:<6} {s['completed']:>4}/{d['total']:<4} {s['failed']:>6} {held:>5} "
+            f"{d['coverage']:>6.0%}"
+        )
+
+
+@backfill_app.command("show")
+def show_backfill(
+    ctx: typer.Context,
+    backfill_id: Annotated[str, typer.Argument(help="The backfill id (from `backfill list`).")],
+    source: Annotated[str | None, typer.Option("--source", "-s", help="Only this source.")] = None,
+    dataset: Annotated[
+        str | None, typer.Option("--dataset", "-d", help="Dataset, overriding the config.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
+) -> None:
+    """One backfill's chunks: status, attempts, holder, lease, records, last error; coverage."""
+    from dlt_ops.backfill.state import utcnow
+    from dlt_ops.errors import UsageError
+
+    match = [
+        (name, [r for r in found if r.backfill_id == backfill_id])
+        for name, found in _rows(ctx.obj, source, dataset)
+    ]
+    match = [(name, rows) for name, rows in match if rows]
+    if not match:
+        raise UsageError(
+            f"no backfill '{backfill_id}' found; `dlt-ops backfill list` shows recorded ones."
+        )
+    name, rows = match[0]
+    doc = _plan_doc(name, backfill_id, rows)
+    if as_json:
+        typer.echo(json.dumps({**doc, "chunks": [r.as_json() for r in rows]}, indent=2))
+        return
+    typer.echo(
+        f"Backfill {backfill_id} of '{name}' [{doc['from']} → {doc['to']}) in {doc['chunk']} "
+        f"chunks{' resources=' + doc['resources'] if doc['resources'] else ''}"
+    )
+    now = utcnow()
+    typer.echo(
+        f"  {'chunk':<7}{'from':<27}{'status':<11}{'att':>4}  {'records':>8}  holder / error"
+    )
+    for r in rows:
+        extra = r.last_error or ""
+        if r.status in ("claimed", "running"):
+            state = "expired" if r.lease_expired(now) else "live"
+            extra = f"{r.claimed_by} (lease {state} until {r.lease_expires_at})"
+        records = "-" if r.records_loaded is None else str(r.records_loaded)
+        typer.echo(
+            f"  {r.chunk_id:<7}{r.chunk_from.isoformat():<27}{r.status:<11}{r.attempts:>4}  "
+            f"{records:>8}  {extra[:120]}"
+        )
+    s = doc["by_status"]
+    typer.echo(
+        f"coverage {doc['coverage']:.0%}: {s['completed']}/{doc['total']} completed, "
+        f"{s['failed']} failed, {s['claimed'] + s['running']} held, {s['pending']} pending; "
+        f"{doc['records_loaded']} records"
+    )
