@@ -19,6 +19,7 @@ from hashlib import blake2b
 from typing import Any
 
 _BUCKET_BITS = 16
+_BUCKET_MASK = (1 << _BUCKET_BITS) - 1
 _SEP = "\x1f"
 
 
@@ -53,7 +54,7 @@ def canonical(value: Any) -> str:
 
 def key_digest(values: Iterable[Any]) -> bytes:
     """10-byte BLAKE2b digest of a key tuple's canonical form."""
-    text = _SEP.join(canonical(v) for v in values)
+    text = _SEP.join([canonical(v) for v in values])
     return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).digest()
 
 
@@ -71,8 +72,8 @@ class DigestSet:
 
     def add(self, digest: bytes) -> bool:
         """Insert ``digest``; ``False`` when it was already present (a duplicate)."""
-        index = int.from_bytes(digest[:2], "little")
-        value = int.from_bytes(digest[2:10], "little")
+        whole = int.from_bytes(digest, "little")
+        index, value = whole & _BUCKET_MASK, whole >> _BUCKET_BITS
         bucket = self._buckets[index]
         if bucket is None:
             self._buckets[index] = array("Q", (value,))

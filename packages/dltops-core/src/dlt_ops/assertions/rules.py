@@ -50,9 +50,11 @@ def _declared(ctx: ValidationContext) -> Iterator[tuple[str, ParsedAssertions, A
             yield s.name, parse_assertions(raw, s.name), ctx.introspected.get(s.name)
 
 
-def _live(intro: Any) -> dict[str, Any] | None:
-    source = getattr(intro, "source", None)
-    return dict(source.resources) if source is not None else None
+def _live(intro: Any) -> dict[str, tuple[str, ...] | None] | None:
+    """Resource name → declared columns of the instantiated source (its Phase-2 facts, which
+    may come from the facts cache: never the live objects), ``None`` when not instantiated."""
+    facts = getattr(intro, "facts", None)
+    return facts.declared_columns() if facts is not None else None
 
 
 def assertion_config_valid(ctx: ValidationContext) -> Iterator[Finding]:
@@ -70,8 +72,7 @@ def assertion_columns_exist(ctx: ValidationContext) -> Iterator[Finding]:
         live = _live(intro)
         if live is None:
             continue
-        declared = {r: declared_columns(res) for r, res in live.items()}
-        _, columns = check_specs(parsed, ctx.registry, resources=live, declared=declared)
+        _, columns = check_specs(parsed, ctx.registry, resources=live, declared=live)
         for issue in columns:
             yield Finding(name, issue.field, issue.message)
 
@@ -139,9 +140,9 @@ def check_assertions(
 
 ASSERTION_RULES = (
     Rule("assertion_config_valid", "Assertion tables are well-formed.",
-         assertion_config_valid),
+         assertion_config_valid, uses_facts=True),
     Rule("assertion_columns_exist", "Assertion columns exist on the resource model.",
-         assertion_columns_exist, needs_import=True),
+         assertion_columns_exist, needs_import=True, uses_facts=True),
     Rule("assertion_predicate_resolvable", "Custom assertion predicates import cleanly.",
          assertion_predicate_resolvable),
 )  # fmt: skip
