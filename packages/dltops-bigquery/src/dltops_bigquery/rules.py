@@ -1,6 +1,7 @@
 """BigQuery validation rules: ``bigquery_partitioning`` and ``bigquery_partition_hints``.
 
 Registration only imports dlt-ops' rule framework; neither rule imports google-cloud-bigquery.
+``bigquery_partition_hints`` reads the sources' Phase-2 facts (possibly cached), not live objects.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 from dlt_ops import hookimpl
 from dlt_ops.destinations import engine_name
 from dlt_ops.errors import ConfigError
+from dlt_ops.project.facts import ResourceFacts
 from dlt_ops.validate import Finding, Rule, ValidationContext
 
 _PARTITION_KEYS = ("partition", "x-bigquery-partition")
@@ -43,14 +45,12 @@ def bigquery_partitioning(ctx: ValidationContext) -> Iterator[Finding]:
                 )
 
 
-def _has_partition(resource: Any) -> bool:
-    try:
-        columns = resource.compute_table_schema().get("columns", {})
-    except Exception:  # dynamic hints: nothing static to check
+def _has_partition(resource: ResourceFacts) -> bool:
+    if resource.columns is None:  # dynamic hints: nothing static to check
         return True
     return any(
         name != "_dlt_load_id" and any(col.get(k) for k in _PARTITION_KEYS)
-        for name, col in columns.items()
+        for name, col in resource.columns.items()
     )
 
 
@@ -63,7 +63,7 @@ def bigquery_partition_hints(ctx: ValidationContext) -> Iterator[Finding]:
             continue  # destination_capability reports it
         if engine != "bigquery":
             continue
-        for res in intro.source.resources.values():
+        for res in intro.facts.resources:
             if not _has_partition(res):
                 yield Finding(
                     intro.info.name, f"resource.{res.name}.partition",
@@ -77,7 +77,7 @@ RULES = (
     Rule("bigquery_partitioning", "bigquery_adapter() calls set partition= and cluster=.",
          bigquery_partitioning),
     Rule("bigquery_partition_hints", "BigQuery resources declare a partition column.",
-         bigquery_partition_hints, needs_import=True),
+         bigquery_partition_hints, needs_import=True, uses_facts=True),
 )  # fmt: skip
 
 

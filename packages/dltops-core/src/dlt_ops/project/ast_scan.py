@@ -72,6 +72,11 @@ def _terminal(node: ast.AST) -> str | None:
     return None
 
 
+def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
+    args = node.args
+    return tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
+
+
 def _kw(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
@@ -140,6 +145,7 @@ class _Scanner(ast.NodeVisitor):
                         has_name_kwarg=name_node is not None,
                         lineno=node.lineno,
                         secret_defaults=self._secret_defaults(node),
+                        params=_params(node),
                     )
                 )
                 if call:

@@ -89,6 +89,7 @@ def discover(root: Path) -> Project:
                     static_resources=_dedupe(own + shared),
                     uses_checkpoints=facts.uses_checkpoints or shared_checkpoints,
                     secret_defaults=decl.secret_defaults,
+                    params=decl.params,
                 )
                 seen.setdefault(info.name, []).append(path)
                 sources.setdefault(info.name, info)  # first wins; duplicates are reported

@@ -1,7 +1,10 @@
 """Phase 2: sandbox-check source modules, import the clean ones, attach and instantiate sources.
 
 The runner uses :func:`load_source` (one source, typed errors); ``validate`` uses
-:func:`introspect` (many sources, failures kept as data so every problem is reported).
+:func:`introspect` (many sources, failures kept as data so every problem is reported). An
+instantiated source is summarised as :class:`~dlt_ops.project.facts.SourceFacts`, which the
+rules read; with ``cached_facts=True`` a source whose facts are cached and still valid is not
+imported at all (when every source hits, neither is dlt).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import structlog
 
 from dlt_ops.config import ProjectConfig
 from dlt_ops.errors import ImportSafetyError, SourceImportError
+from dlt_ops.project.facts import SourceFacts, extract
+from dlt_ops.project.facts_cache import FactsCache, FactsKeys
 from dlt_ops.project.loader import forget_project_modules, import_source_module, use_project_dir
 from dlt_ops.project.model import Project, SourceInfo
 from dlt_ops.project.sandbox import (
@@ -37,6 +42,9 @@ class Introspection:
     raised at import, function missing); when it is ``None``, ``source_fn`` is the decorated
     ``@dlt.source`` function. With ``instantiate=True``, ``source`` is ``source_fn()`` (a
     ``DltSource``) or ``instantiate_error`` says why calling it failed (e.g. missing secrets).
+    ``facts`` summarises the instantiated source for the rules; ``facts_cached`` says they came
+    from the facts cache, in which case nothing was imported and ``module``, ``source_fn`` and
+    ``source`` are ``None``.
     """
 
     info: SourceInfo
@@ -46,6 +54,8 @@ class Introspection:
     source_fn: Callable[..., Any] | None = None
     source: Any = None
     instantiate_error: str | None = None
+    facts: SourceFacts | None = None
+    facts_cached: bool = False
 
     @property
     def imported(self) -> bool:
@@ -55,6 +65,8 @@ class Introspection:
     @property
     def live_resources(self) -> tuple[str, ...] | None:
         """Resource names of the instantiated source, ``None`` when not instantiated."""
+        if self.facts is not None:
+            return self.facts.resource_names
         if self.source is None:
             return None
         return tuple(self.source.resources.keys())
@@ -73,20 +85,24 @@ def introspect(
     instantiate: bool = True,
     timeout: float = DEFAULT_TIMEOUT_S,
     use_cache: bool = True,
+    cached_facts: bool = False,
     on_module: Callable[[Path, Verdict], None] | None = None,
 ) -> dict[str, Introspection]:
-    """Phase 2 over ``names`` (default: every source); never raises for a broken source."""
+    """Phase 2 over ``names`` (default: every source); never raises for a broken source.
+
+    With ``instantiate`` and ``use_cache``, the facts of every instantiated source are written
+    to the facts cache; with ``cached_facts`` too, a source whose cached facts are still valid
+    is answered from the cache instead of being imported and instantiated.
+    """
     selected = [project.sources[n] for n in (names if names is not None else project.sources)]
-    use_project_dir(project.root)
+    use_project_dir(project.root, refresh=instantiate)
     forget_project_modules(project.root)  # files may have changed since an earlier call
     modules = {s.module_path: s for s in selected}
+    digests = {p: module_digest(project.root, s.pipeline_dir, p) for p, s in modules.items()}
     found: dict[Path, Verdict] = {}
     if sandbox_enabled(config) and modules:
         jobs = [
-            ModuleJob(
-                project.root, s.pipeline, path, module_digest(project.root, s.pipeline_dir, path)
-            )  # fmt: skip
-            for path, s in modules.items()
+            ModuleJob(project.root, s.pipeline, path, digests[path]) for path, s in modules.items()
         ]
         found = verdicts(
             jobs,
@@ -94,6 +110,8 @@ def introspect(
             use_cache=use_cache,
             on_done=(lambda job, v: on_module(job.module, v)) if on_module else None,
         )
+    cache = FactsCache(project.root) if instantiate and use_cache else None
+    keys = FactsKeys(project) if cache is not None else None
     imported: dict[Path, ModuleType | str] = {}
     out: dict[str, Introspection] = {}
     for info in selected:
@@ -103,33 +121,57 @@ def introspect(
         if verdict is not None and not verdict.clean:
             result.import_error = _verdict_error(verdict, project.root)
             continue
-        if info.module_path not in imported:
-            try:
-                imported[info.module_path] = import_source_module(
-                    project.root, info.pipeline, info.module_path
-                )
-            except BaseException as exc:  # noqa: B036 - user code may raise SystemExit
-                imported[info.module_path] = f"module raised at import: {_describe(exc)}"
-        module = imported[info.module_path]
-        if isinstance(module, str):
-            result.import_error = module
-            continue
-        result.module = module
-        fn = getattr(module, info.function_name, None)
-        if not callable(fn):
-            result.import_error = (
-                f"module loaded but '{info.function_name}' is missing or not callable"
-            )
-            continue
-        result.source_fn = fn
-        if instantiate:
-            try:
-                result.source = fn()
-            except Exception as exc:
-                result.instantiate_error = _describe(exc)
-                log.warning("introspect.instantiate_failed", source=info.name,
-                            error=result.instantiate_error)  # fmt: skip
+        key = keys.key(info, digests[info.module_path]) if keys is not None else ""
+        if cache is not None and cached_facts:
+            result.facts = cache.get(info, key)
+            if result.facts is not None:
+                result.facts_cached = True
+                continue
+        _load(result, imported, project.root, instantiate)
+        if cache is not None:
+            cache.put(info, key, result.facts)
+    if cache is not None:
+        cache.save()
     return out
+
+
+def _load(
+    result: Introspection, imported: dict[Path, ModuleType | str], root: Path, instantiate: bool
+) -> None:
+    """Import the source's module (once per module), find its function, maybe call it."""
+    info = result.info
+    if info.module_path not in imported:
+        try:
+            imported[info.module_path] = import_source_module(root, info.pipeline, info.module_path)
+        except BaseException as exc:  # noqa: B036 - user code may raise SystemExit
+            imported[info.module_path] = f"module raised at import: {_describe(exc)}"
+    module = imported[info.module_path]
+    if isinstance(module, str):
+        result.import_error = module
+        return
+    result.module = module
+    fn = getattr(module, info.function_name, None)
+    if not callable(fn):
+        result.import_error = f"module loaded but '{info.function_name}' is missing or not callable"
+        return
+    result.source_fn = fn
+    if instantiate:
+        _instantiate(result, fn)
+
+
+def _instantiate(result: Introspection, fn: Callable[..., Any]) -> None:
+    try:
+        result.source = fn()
+    except Exception as exc:
+        result.instantiate_error = _describe(exc)
+        log.warning("introspect.instantiate_failed", source=result.info.name,
+                    error=result.instantiate_error)  # fmt: skip
+        return
+    try:
+        result.facts = extract(result.source)
+    except Exception as exc:  # a resource dlt cannot describe: report it, keep going
+        result.source = None
+        result.instantiate_error = f"cannot inspect its resources: {_describe(exc)}"
 
 
 def _describe(exc: BaseException) -> str:

@@ -70,8 +70,12 @@ def import_source_module(root: Path, pipeline: str, module_path: Path) -> Module
     return module
 
 
-def use_project_dir(root: Path) -> None:
-    """Make dlt resolve config, secrets and relative paths from ``root``, not the cwd."""
+def use_project_dir(root: Path, *, refresh: bool = False) -> None:
+    """Make dlt resolve config, secrets and relative paths from ``root``, not the cwd.
+
+    With ``refresh``, an already loaded context re-reads its config providers, so a process
+    that instantiates sources again sees the config files as they are now (validate caches
+    facts under a key computed from those files)."""
     os.environ["DLT_PROJECT_DIR"] = str(root)
     if "dlt" not in sys.modules:
         return  # dlt reads DLT_PROJECT_DIR when it first builds its run context
@@ -82,5 +86,7 @@ def use_project_dir(root: Path) -> None:
         ctx = Container()[PluggableRunContext]
         if os.path.abspath(ctx.context.run_dir) != str(root):
             ctx.reload(str(root))
+        elif refresh:
+            ctx.reload_providers()
     except Exception as exc:  # never fatal: dlt falls back to its own resolution
         log.debug("project.run_context_reload_failed", error=str(exc))

@@ -92,6 +92,7 @@ class SourceDecl:
     has_name_kwarg: bool
     lineno: int
     secret_defaults: bool = False  # a parameter defaults to ``dlt.secrets.value``
+    params: tuple[str, ...] = ()  # parameter names (dlt may inject each from config or env)
 
     @property
     def key(self) -> str:
@@ -113,6 +114,7 @@ class SourceInfo:
     static_resources: tuple[str, ...]
     uses_checkpoints: bool
     secret_defaults: bool = False
+    params: tuple[str, ...] = ()
 
     @property
     def module_stem(self) -> str:

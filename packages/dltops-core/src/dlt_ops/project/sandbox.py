@@ -246,6 +246,8 @@ def run_children(
     on_done: Callable[[ModuleJob, Verdict], None] | None = None,
 ) -> dict[Path, Verdict]:
     """Check ``jobs`` in child processes, at most one per CPU at a time."""
+    if not jobs:
+        return {}  # all verdicts cached: do not pay for ``import dlt``
     strategy = _strategy()
     if strategy == "fork":
         import dlt  # noqa: F401 - imported once here so every forked child inherits it

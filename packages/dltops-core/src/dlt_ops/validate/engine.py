@@ -136,7 +136,7 @@ def _import_findings(ctx: ValidationContext, needs_import: bool) -> list[Finding
                 f"calling {intro.info.function_name}() failed: {intro.instantiate_error}; "
                 f"give its arguments defaults or configure them in .dlt/config.toml / secrets.",
             ))  # fmt: skip
-        if needs_import and intro.source is None:
+        if needs_import and intro.facts is None:
             out.append(Finding(
                 name, "validation_coverage",
                 f"reduced rule coverage: source '{name}' could not be imported and "
@@ -194,7 +194,12 @@ def validate_project(
     def on_module(path: Path, verdict: object) -> None:
         step(f"sandbox {path.name}")
 
-    intro = introspect(project, config, on_module=on_module) if project.sources else {}
+    cached = all(getattr(r.rule, "uses_facts", False) for r in enabled
+                 if getattr(r.rule, "needs_import", False))  # fmt: skip
+    intro = (
+        introspect(project, config, cached_facts=cached, on_module=on_module)
+        if project.sources else {}
+    )  # fmt: skip
     ctx = ValidationContext(config, project, registry, intro, catalog.rules)
     findings = [*catalog.problems, *_config_findings(config, catalog)]
     findings += _import_findings(ctx, needs_import)

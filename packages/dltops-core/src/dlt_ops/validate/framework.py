@@ -52,9 +52,14 @@ class ValidationRule(Protocol):
 
     Optional attributes, read with defaults: ``exemptable`` (``True``; ``False`` refuses
     per-source exemptions), ``needs_import`` (``False``; ``True`` when the rule inspects
-    imported/instantiated sources, so sources that failed Phase 2 reduce its coverage) and
-    ``provided_later`` (``None``; a string marks a catalog slot whose check is not shipped
-    yet — it is listed but never run, and never reported as passing).
+    imported/instantiated sources, so sources that failed Phase 2 reduce its coverage),
+    ``uses_facts`` (``False``; ``True`` when the rule reads Phase-2 results only through
+    ``Introspection.facts`` / ``verdict`` and never touches live objects such as
+    ``Introspection.source``, so validate may answer it from the facts cache without importing
+    dlt or project code — one enabled ``needs_import`` rule without it makes every validate
+    import and instantiate the sources) and ``provided_later`` (``None``; a string marks a
+    catalog slot whose check is not shipped yet — it is listed but never run, and never
+    reported as passing).
     """
 
     id: str
@@ -76,6 +81,7 @@ class Rule:
     exemptable: bool = True
     needs_import: bool = False
     provided_later: str | None = None
+    uses_facts: bool = False
 
     def check(self, ctx: ValidationContext) -> Iterable[Finding]:
         """Run ``fn`` (a pending slot yields nothing and is never run by the engine)."""
@@ -109,7 +115,8 @@ class ResolvedRule:
 @dataclass
 class ValidationContext:
     """Everything a rule may read. Phase-1 facts are always there; ``introspected`` holds
-    Phase-2 results (sources that failed Phase 2 have ``import_error`` set)."""
+    Phase-2 results (sources that failed Phase 2 have ``import_error`` set; instantiated ones
+    have ``facts``, and live objects unless the facts came from the cache)."""
 
     config: ProjectConfig
     project: Project
@@ -135,8 +142,9 @@ class ValidationContext:
         return list(self.project.sources.values())
 
     def live(self) -> list[Introspection]:
-        """Sources that imported and instantiated cleanly (for rules that inspect resources)."""
-        return [i for i in self.introspected.values() if i.source is not None]
+        """Sources that imported and instantiated cleanly (for rules that inspect resources):
+        each has ``facts``; ``source`` is ``None`` when they came from the facts cache."""
+        return [i for i in self.introspected.values() if i.facts is not None]
 
     def owners_of(self, pipeline: str, file: Path) -> tuple[str, ...]:
         """The sources a file's definitions belong to (its own sources, else its users)."""

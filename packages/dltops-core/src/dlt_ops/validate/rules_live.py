@@ -1,13 +1,19 @@
-"""Core rules that need Phase 2: the sandbox verdicts and the instantiated sources."""
+"""Core rules that need Phase 2: the sandbox verdicts and the instantiated sources.
+
+They read :class:`~dlt_ops.project.facts.SourceFacts`, never live dlt objects, so validate
+can answer them from the facts cache without importing dlt (``uses_facts=True``).
+"""
 
 from __future__ import annotations
 
-import types
-import typing
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
+from dlt_ops.project.facts import ResourceFacts
 from dlt_ops.validate.framework import Finding, Rule, ValidationContext
+
+if TYPE_CHECKING:
+    from dlt_ops.project.introspect import Introspection
 
 
 def import_safety(ctx: ValidationContext) -> Iterator[Finding]:
@@ -24,26 +30,8 @@ def import_safety(ctx: ValidationContext) -> Iterator[Finding]:
             )  # fmt: skip
 
 
-def _resources(intro: Any) -> list[Any]:
-    return list(intro.source.resources.values())
-
-
-def _model(resource: Any) -> Any:
-    """The Pydantic model passed as ``columns=``, or ``None``."""
-    hints = getattr(resource, "_hints", None) or {}
-    model = hints.get("original_columns")
-    try:
-        from pydantic import BaseModel
-    except ImportError:
-        return None
-    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
-
-
-def _table_schema(resource: Any) -> dict[str, Any] | None:
-    try:
-        return resource.compute_table_schema()
-    except Exception:  # dynamic hints need a data item; nothing static to check
-        return None
+def _resources(intro: Introspection) -> tuple[ResourceFacts, ...]:
+    return intro.facts.resources if intro.facts is not None else ()
 
 
 def no_resource_overlap(ctx: ValidationContext) -> Iterator[Finding]:
@@ -65,11 +53,10 @@ def pydantic_columns_required(ctx: ValidationContext) -> Iterator[Finding]:
     """Every resource declares columns=<a pydantic.BaseModel subclass>."""
     for intro in ctx.live():
         for res in _resources(intro):
-            if _model(res) is not None:
+            if res.model is not None:
                 continue
-            declared = (getattr(res, "_hints", None) or {}).get("original_columns")
-            what = "has no columns= model" if declared is None else (
-                f"declares columns= as {type(declared).__name__}, not a pydantic.BaseModel"
+            what = "has no columns= model" if res.declared_type is None else (
+                f"declares columns= as {res.declared_type}, not a pydantic.BaseModel"
             )  # fmt: skip
             yield Finding(
                 intro.info.name, f"resource.{res.name}",
@@ -82,49 +69,26 @@ def pydantic_model_forbids_extra(ctx: ValidationContext) -> Iterator[Finding]:
     """A resource's Pydantic model forbids extra fields (else dlt silently drops new columns)."""
     for intro in ctx.live():
         for res in _resources(intro):
-            model = _model(res)
-            schema = _table_schema(res) if model is not None else None
-            contract = (schema or {}).get("schema_contract")
-            columns = contract.get("columns") if isinstance(contract, dict) else contract
-            if columns == "discard_value":
+            if res.model is not None and res.contract_columns == "discard_value":
                 yield Finding(
                     intro.info.name, f"resource.{res.name}",
                     f"Resource '{res.name}' runs under schema_contract columns='discard_value' "
                     f"(unknown fields are dropped silently). Add this line to "
-                    f"{model.__name__}: model_config = pydantic.ConfigDict(extra=\"forbid\")",
+                    f"{res.model}: model_config = pydantic.ConfigDict(extra=\"forbid\")",
                 )  # fmt: skip
-
-
-def _dictish(annotation: Any) -> bool:
-    origin = typing.get_origin(annotation)
-    if annotation is dict or origin is dict or annotation in (typing.Dict, typing.Mapping):  # noqa: UP006
-        return True
-    if origin in (typing.Union, types.UnionType):
-        return any(_dictish(a) for a in typing.get_args(annotation))
-    if origin in (list, typing.List):  # noqa: UP006
-        args = typing.get_args(annotation)
-        return bool(args) and _dictish(args[0])
-    from collections.abc import Mapping
-
-    return origin is Mapping
 
 
 def json_hints_for_dict_fields(ctx: ValidationContext) -> Iterator[Finding]:
     """Model fields typed dict / list[dict] load as data_type "json", not child tables."""
     for intro in ctx.live():
         for res in _resources(intro):
-            model = _model(res)
-            schema = _table_schema(res) if model is not None else None
-            if schema is None:
+            if res.model is None or res.columns is None:
                 continue
-            columns = schema.get("columns", {})
-            for name, info in model.model_fields.items():
-                if not _dictish(info.annotation):
-                    continue
-                if (columns.get(name) or {}).get("data_type") != "json":
+            for name in res.dict_fields:
+                if (res.columns.get(name) or {}).get("data_type") != "json":
                     yield Finding(
                         intro.info.name, f"resource.{res.name}.{name}",
-                        f"Field '{name}' of {model.__name__} is a dict/list[dict] but its "
+                        f"Field '{name}' of {res.model} is a dict/list[dict] but its "
                         f"column is not data_type 'json', so dlt would unnest it into child "
                         f"tables. Fix: {res.name}.apply_hints(columns={{'{name}': "
                         f"{{'data_type': 'json'}}}}) or drop the override.",
@@ -138,7 +102,7 @@ def incremental_cursor_required(ctx: ValidationContext) -> Iterator[Finding]:
         if not cfg.schedule_valid or cfg.schedule == "@manual":
             continue
         for res in _resources(intro):
-            if getattr(res, "incremental", None) is None:
+            if not res.incremental:
                 yield Finding(
                     intro.info.name, f"incremental.{res.name}",
                     f"Resource '{res.name}' of {cfg.schedule} source '{intro.info.name}' has no "
@@ -150,15 +114,15 @@ def incremental_cursor_required(ctx: ValidationContext) -> Iterator[Finding]:
 
 LIVE_RULES = (
     Rule("import_safety", "Source modules have no side effects at import time.", import_safety,
-         exemptable=False, needs_import=True),
+         exemptable=False, needs_import=True, uses_facts=True),
     Rule("no_resource_overlap", "Resource names are unique within a pipeline directory.",
-         no_resource_overlap, needs_import=True),
+         no_resource_overlap, needs_import=True, uses_facts=True),
     Rule("json_hints_for_dict_fields", "dict / list[dict] model fields load as json.",
-         json_hints_for_dict_fields, needs_import=True),
+         json_hints_for_dict_fields, needs_import=True, uses_facts=True),
     Rule("pydantic_columns_required", "Every resource declares columns=<Pydantic model>.",
-         pydantic_columns_required, needs_import=True),
+         pydantic_columns_required, needs_import=True, uses_facts=True),
     Rule("pydantic_model_forbids_extra", 'Resource models set extra="forbid".',
-         pydantic_model_forbids_extra, needs_import=True),
+         pydantic_model_forbids_extra, needs_import=True, uses_facts=True),
     Rule("incremental_cursor_required", "Resources of recurring sources have a cursor (opt-in).",
-         incremental_cursor_required, default_on=False, needs_import=True),
+         incremental_cursor_required, default_on=False, needs_import=True, uses_facts=True),
 )  # fmt: skip
