@@ -262,3 +262,28 @@ def test_aliased_decorator_slips_past_static_detection_but_hits_the_backstop(
         "DestinationAdapter (core tier), but checkpoints (@with_checkpoints) needs one"
     ) in done.stderr
     assert not any("Checkpoint saved" in e for e in _events(done.stderr))
+
+
+def _receipt(project: Project, run_id: str) -> dict[str, Any]:
+    shown = project.cli("runs", "show", run_id, "--json")
+    assert shown.returncode == 0, shown.stderr
+    (row,) = json.loads(shown.stdout)["receipt"]
+    parts = row["filtered"] + row["rejected"] + row["failed"] + row["records_out"]
+    assert row["records_in"] == parts, f"receipt does not reconcile: {row}"
+    return row
+
+
+def test_receipts_reconcile_across_failure_and_resume(project: Project) -> None:
+    failed = json.loads(project.run(fail_after=3).stdout)
+    row = _receipt(project, failed["run_id"])
+    # three pages of three rows came in before the injected failure; nothing reached the load
+    assert (row["records_in"], row["pages"], row["records_out"], row["rows_loaded"]) == (
+        9, 3, 0, 0,
+    )  # fmt: skip
+    assert row["failed"] == 9 and "injected API failure" in row["failure_reason"]
+
+    resumed = json.loads(project.run().stdout)
+    row = _receipt(project, resumed["run_id"])
+    assert row["records_out"] == row["rows_loaded"] == 15
+    landed = project.query(f"SELECT count(*) FROM {DATASET}.events")[0][0]
+    assert landed == row["rows_loaded"]
