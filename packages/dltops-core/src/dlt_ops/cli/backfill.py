@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from dlt_ops.cli.state import AppState
+from dlt_ops.cli.state import AppState, RootOption
 
 if TYPE_CHECKING:
     from dlt_ops.backfill.state import ChunkRow
@@ -53,6 +53,21 @@ def _rows(
         yield name, [r for r in found if r.source_section == name]
 
 
+def _summed_receipt(state: AppState, source: str, rows: list[ChunkRow]) -> tuple[str, list[Any]]:
+    """The receipt rows of every chunk run (all attempts), summed per resource."""
+    from dlt_ops.errors import DltOpsError
+    from dlt_ops.receipts.render import receipt_table, summed
+    from dlt_ops.receipts.service import receipts_for_runs
+
+    run_ids = sorted({r.run_id for r in rows})
+    try:
+        found = receipts_for_runs(state.registry(), state.project(), source, run_ids)
+    except DltOpsError as exc:  # the chunk table read fine; receipts are observability
+        return f"  ! receipts unreadable: {exc}", []
+    total = summed(found)
+    return receipt_table(total), [r.as_json() for r in total]
+
+
 def _group(rows: list[ChunkRow]) -> dict[str, list[ChunkRow]]:
     out: dict[str, list[ChunkRow]] = {}
     for row in rows:
@@ -83,11 +98,12 @@ def list_backfills(
         str | None, typer.Option("--dataset", "-d", help="Dataset, overriding the config.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
+    root: RootOption = None,
 ) -> None:
     """Backfill plans per source: window, chunk size, status counts, coverage."""
     docs = [
         _plan_doc(name, bid, rows)
-        for name, found in _rows(ctx.obj, source, dataset)
+        for name, found in _rows(ctx.obj.with_root(root), source, dataset)
         for bid, rows in _group(found).items()
     ]
     if as_json:
@@ -119,6 +135,7 @@ def show_backfill(
         str | None, typer.Option("--dataset", "-d", help="Dataset, overriding the config.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
+    root: RootOption = None,
 ) -> None:
     """One backfill's chunks: status, attempts, holder, lease, records, last error; coverage."""
     from dlt_ops.backfill.state import utcnow
@@ -126,7 +143,7 @@ def show_backfill(
 
     match = [
         (name, [r for r in found if r.backfill_id == backfill_id])
-        for name, found in _rows(ctx.obj, source, dataset)
+        for name, found in _rows(ctx.obj.with_root(root), source, dataset)
     ]
     match = [(name, rows) for name, rows in match if rows]
     if not match:
@@ -135,8 +152,10 @@ def show_backfill(
         )
     name, rows = match[0]
     doc = _plan_doc(name, backfill_id, rows)
+    receipt = _summed_receipt(ctx.obj, name, rows)
     if as_json:
-        typer.echo(json.dumps({**doc, "chunks": [r.as_json() for r in rows]}, indent=2))
+        chunks = [r.as_json() for r in rows]
+        typer.echo(json.dumps({**doc, "chunks": chunks, "receipt": receipt[1]}, indent=2))
         return
     typer.echo(
         f"Backfill {backfill_id} of '{name}' [{doc['from']} → {doc['to']}) in {doc['chunk']} "
@@ -162,3 +181,5 @@ def show_backfill(
         f"{s['failed']} failed, {s['claimed'] + s['running']} held, {s['pending']} pending; "
         f"{doc['records_loaded']} records"
     )
+    typer.echo("receipt, summed over every chunk and retry:")
+    typer.echo(receipt[0])

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from dlt_ops.cli.state import AppState
+from dlt_ops.cli.state import AppState, RootOption
 
 if TYPE_CHECKING:
     from dlt_ops.backfill.executor import ChunkEvent
@@ -206,13 +206,14 @@ def backfill(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the summary (or dry-run plan) as JSON.")
     ] = False,
+    root: RootOption = None,
 ) -> None:
     """Backfill SOURCE over [--from, --to) in --chunk pieces; resumable and safe to run twice."""
     from dlt_ops.backfill.executor import BackfillOptions
     from dlt_ops.backfill.plan import BackfillPlan, parse_lease
     from dlt_ops.backfill.service import execute_backfill
 
-    state: AppState = ctx.obj
+    state: AppState = ctx.obj.with_root(root)
     plan = BackfillPlan.build(source, start, end, chunk, resource or ())
     options = BackfillOptions(
         dataset=dataset,

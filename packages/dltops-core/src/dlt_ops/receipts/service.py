@@ -94,3 +94,28 @@ def _find_in(
             receipts = read_receipts(run_id) if read_receipts is not None else []
             return RunReport(attempts, [r for r in receipts if r.source_section == source])
     return None
+
+
+def receipts_for_runs(
+    registry: PluginRegistry, config: ProjectConfig, source: str, run_ids: list[str]
+) -> list[ReceiptRow]:
+    """Every receipt row (all attempts) of ``run_ids`` in ``source``'s ledger."""
+    sessions = _Sessions(registry, config)
+    try:
+        where = resolve_destination(config, source)
+        full_tier = registry.has("destination", where.engine)
+        names = tuple(n for n in config.ledger_sinks if n != "destination" or full_tier)
+        sinks = build_sinks(
+            registry, config, engine=where.engine, dataset=where.dataset, full_tier=full_tier,
+            open_session=lambda: sessions.get(where), names=names,
+        )  # fmt: skip
+        for _, sink in sinks:
+            read = getattr(sink, "read_receipts", None)
+            if read is None:
+                continue
+            rows = [r for run_id in run_ids for r in read(run_id) if r.source_section == source]
+            if rows:
+                return rows
+        return []
+    finally:
+        sessions.close()
