@@ -306,9 +306,7 @@ class AssertionFailedError(DltOpsError):
     def __init__(self, source: str, resource: str, assertion_type: str, message: str) -> None:
         self.source, self.resource = source, resource
         self.assertion_type, self.assertion_message = assertion_type, message
-        super().__init__(
-            f"assertion '{assertion_type}' failed on {source}.{resource}: {message}"
-        )
+        super().__init__(f"assertion '{assertion_type}' failed on {source}.{resource}: {message}")
 
 
 class QuarantineWriteError(DltOpsError):
