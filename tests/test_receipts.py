@@ -43,6 +43,35 @@ per_page = 0.5
 """
 
 
+class Engine:
+    """One destination for the receipt tests: its config name, env and a row counter."""
+
+    def __init__(self, name: str, env: dict[str, str], count) -> None:  # noqa: ANN001
+        self.name, self.env, self.count = name, env, count
+
+
+@pytest.fixture(params=["duckdb", "postgres"])
+def engine(request: pytest.FixtureRequest) -> Engine:
+    if request.param == "duckdb":
+        return Engine("duckdb", {}, None)
+    import psycopg
+
+    db = request.getfixturevalue("postgres_database")
+
+    def count(root: Path, sql: str) -> int:
+        with psycopg.connect(db.url, autocommit=True) as conn:
+            return conn.execute(sql).fetchone()[0]
+
+    return Engine("postgres", {"DESTINATION__POSTGRES__CREDENTIALS": db.dlt_url}, count)
+
+
+def _count(engine: Engine, root: Path, sql: str) -> int:
+    if engine.count is not None:
+        return engine.count(root, sql)
+    with duckdb.connect(str(root / "events_src_pipeline.duckdb"), read_only=True) as con:
+        return con.execute(sql).fetchone()[0]
+
+
 def _check(row: dict) -> None:
     parts = row["filtered"] + row["rejected"] + row["failed"] + row["records_out"]
     assert row["records_in"] == parts, f"receipt does not reconcile: {row}"
@@ -57,9 +86,8 @@ def _show(cli, root: Path, env: dict | None = None) -> dict:  # noqa: ANN001
     return doc
 
 
-def _root_rows(root: Path) -> int:
-    with duckdb.connect(str(root / "events_src_pipeline.duckdb"), read_only=True) as con:
-        return con.execute("SELECT count(*) FROM ds.events").fetchone()[0]
+def _root_rows(root: Path, engine: Engine | None = None) -> int:
+    return _count(engine or Engine("duckdb", {}, None), root, "SELECT count(*) FROM ds.events")
 
 
 def _run(cli, root: Path, env: dict | None = None) -> int:  # noqa: ANN001
@@ -78,51 +106,50 @@ def test_example_receipt(tmp_path: Path, cli) -> None:  # noqa: ANN001
     assert row["resource_name"] == "events" and row["pages"] == 3
 
 
-def test_plain_then_incremental_run_filters_seen_rows(project, templates, cli) -> None:  # noqa: ANN001
-    root = project(BASE.format(dest="duckdb", extra=""), {"events_src": templates["events"]})
-    assert _run(cli, root) == 0
-    (first,) = _show(cli, root)["receipt"]
+def test_plain_then_incremental_run_filters_seen_rows(project, templates, cli, engine) -> None:  # noqa: ANN001
+    root = project(BASE.format(dest=engine.name, extra=""), {"events_src": templates["events"]})
+    assert _run(cli, root, engine.env) == 0
+    (first,) = _show(cli, root, engine.env)["receipt"]
     assert (first["records_in"], first["records_out"], first["rows_loaded"]) == (6, 6, 6)
-    assert _root_rows(root) == 6
-    assert _run(cli, root) == 0
-    (second,) = _show(cli, root)["receipt"]
+    assert _root_rows(root, engine) == 6
+    assert _run(cli, root, engine.env) == 0
+    (second,) = _show(cli, root, engine.env)["receipt"]
     assert second["records_in"] == 6 and second["filtered"] == 6
     assert second["records_out"] == 0 and second["rows_loaded"] == 0
-    assert _root_rows(root) == 6
+    assert _root_rows(root, engine) == 6
 
 
-def test_warn_counts_and_loads(project, templates, cli) -> None:  # noqa: ANN001
-    root = project(BASE.format(dest="duckdb", extra=WARN), {"events_src": templates["events"]})
-    assert _run(cli, root) == 0
-    (row,) = _show(cli, root)["receipt"]
+def test_warn_counts_and_loads(project, templates, cli, engine) -> None:  # noqa: ANN001
+    root = project(BASE.format(dest=engine.name, extra=WARN), {"events_src": templates["events"]})
+    assert _run(cli, root, engine.env) == 0
+    (row,) = _show(cli, root, engine.env)["receipt"]
     assert row["warned"] == 6 and row["records_out"] == 6 and row["rows_loaded"] == 6
-    assert _root_rows(root) == 6
+    assert _root_rows(root, engine) == 6
 
 
-def test_quarantine_rejected_matches_dlt_rejected(project, templates, cli) -> None:  # noqa: ANN001
+def test_quarantine_rejected_matches_dlt_rejected(project, templates, cli, engine) -> None:  # noqa: ANN001
     root = project(
-        BASE.format(dest="duckdb", extra=QUARANTINE), {"events_src": templates["events"]}
+        BASE.format(dest=engine.name, extra=QUARANTINE), {"events_src": templates["events"]}
     )
-    assert _run(cli, root) == 0
-    doc = _show(cli, root)
+    assert _run(cli, root, engine.env) == 0
+    doc = _show(cli, root, engine.env)
     (row,) = doc["receipt"]
     assert row["rejected"] == 3 and row["records_out"] == 3 and row["rows_loaded"] == 3
-    with duckdb.connect(str(root / "events_src_pipeline.duckdb"), read_only=True) as con:
-        rejected = con.execute(
-            "SELECT count(*) FROM ds._dlt_rejected WHERE run_id = ?", [doc["run"]["run_id"]]
-        ).fetchone()[0]
-    assert rejected == row["rejected"] and _root_rows(root) == 3
+    run_id = doc["run"]["run_id"]
+    sql = f"SELECT count(*) FROM ds._dlt_rejected WHERE run_id = '{run_id}'"  # a uuid4 hex
+    assert _count(engine, root, sql) == row["rejected"]
+    assert _root_rows(root, engine) == 3
 
 
-def test_fail_loads_nothing_and_still_writes_a_receipt(project, templates, cli) -> None:  # noqa: ANN001
-    root = project(BASE.format(dest="duckdb", extra=FAIL), {"events_src": templates["events"]})
-    assert _run(cli, root) == 1
-    doc = _show(cli, root)
+def test_fail_loads_nothing_and_still_writes_a_receipt(project, templates, cli, engine) -> None:  # noqa: ANN001
+    root = project(BASE.format(dest=engine.name, extra=FAIL), {"events_src": templates["events"]})
+    assert _run(cli, root, engine.env) == 1
+    doc = _show(cli, root, engine.env)
     assert doc["run"]["status"] == "failed"
     (row,) = doc["receipt"]
     assert row["failed"] == 6 and row["records_out"] == 0 and row["rows_loaded"] == 0
     assert "min_rows_per_load" in row["failure_reason"]
-    text = cli("runs", "show", "last", cwd=root).stdout
+    text = cli("runs", "show", "last", cwd=root, env=engine.env).stdout
     assert "events: 6 failed — AssertionFailedError" in text
 
 
@@ -178,18 +205,3 @@ def test_receipts_reach_the_jsonl_sink(project, templates, cli) -> None:  # noqa
     lines = [json.loads(x) for x in (root / "runs.jsonl").read_text().splitlines()]
     receipts = [x for x in lines if x["event"] == "receipt"]
     assert len(receipts) == 1 and receipts[0]["records_out"] == 6
-
-
-def test_postgres_paths_reconcile(project, templates, cli, postgres_database) -> None:  # noqa: ANN001
-    env = {"DESTINATION__POSTGRES__CREDENTIALS": postgres_database.dlt_url}
-    root = project(
-        BASE.format(dest="postgres", extra=QUARANTINE), {"events_src": templates["events"]}
-    )
-    assert _run(cli, root, env) == 0
-    (row,) = _show(cli, root, env)["receipt"]
-    assert (row["rejected"], row["records_out"], row["rows_loaded"]) == (3, 3, 3)
-    assert _run(cli, root, env) == 0
-    (again,) = _show(cli, root, env)["receipt"]
-    assert again["filtered"] == 6 and again["rows_loaded"] == 0
-    listed = json.loads(cli("runs", "list", "--json", cwd=root, env=env).stdout)
-    assert [r["status"] for r in listed] == ["completed", "completed"]
