@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from dlt_ops.config.toml import read_toml
+from dlt_ops.config.toml import read_toml_cached
 from dlt_ops.redact import remember_secret
 
 Credentials = str | dict[str, Any] | None
@@ -70,8 +70,8 @@ def resolve_credentials(
 ) -> Credentials:
     """The credentials dlt would resolve for ``engine`` in this project, or ``None``."""
     env = os.environ if environ is None else environ
-    secrets = read_toml(root / ".dlt" / "secrets.toml")
-    config = read_toml(root / ".dlt" / "config.toml")
+    secrets = read_toml_cached(root / ".dlt" / "secrets.toml")
+    config = read_toml_cached(root / ".dlt" / "config.toml")
     providers = [
         lambda p: _env_lookup(env, p),
         lambda p: _toml_lookup(secrets, p),

@@ -23,3 +23,25 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigParseError(path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigParseError(path, str(exc)) from exc
+
+
+_CACHE: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
+
+
+def read_toml_cached(path: Path) -> dict[str, Any]:
+    """``read_toml`` memoised on the file's mtime and size; callers must not mutate the result.
+
+    Commands that resolve credentials for many sources (``status`` over fifty of them) would
+    otherwise re-parse ``secrets.toml`` and ``config.toml`` once per source.
+    """
+    try:
+        stat = path.stat()
+    except OSError:
+        return read_toml(path)
+    key = (stat.st_mtime_ns, stat.st_size)
+    hit = _CACHE.get(path)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    data = read_toml(path)
+    _CACHE[path] = (key, data)
+    return data

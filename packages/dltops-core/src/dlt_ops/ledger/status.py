@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 import structlog
 
-from dlt_ops.adapters import DestinationSession
+from dlt_ops.adapters import ConnectionTarget, DestinationSession
 from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import (
     ResolvedDestination,
@@ -64,13 +64,16 @@ class _Sessions:
 
     def key(self, where: ResolvedDestination) -> tuple[str, str, str]:
         """Sources sharing engine, dataset and credentials share one session."""
-        target = connection_target(self.config, where)
+        return self._key(connection_target(self.config, where), where)
+
+    @staticmethod
+    def _key(target: ConnectionTarget, where: ResolvedDestination) -> tuple[str, str, str]:
         creds = repr(target.credentials) if target.credentials is not None else where.pipeline_name
         return (where.engine, where.dataset, creds)
 
     def get(self, where: ResolvedDestination) -> DestinationSession:
-        key = self.key(where)
         target = connection_target(self.config, where, read_only=self.read_only)
+        key = self._key(target, where)
         if key not in self._open:
             try:
                 adapter = load_adapter(self.registry, where.engine)
