@@ -125,3 +125,16 @@ def test_unknown_resource_fails_the_run_with_exit_2(project, templates, cli) -> 
     assert "has no resource(s) nope" in proc.stderr and "events" in proc.stderr
     ((status, summary, *_),) = _ledger(root)
     assert status == "failed" and summary.startswith("UnknownResourceError")
+
+
+def test_preflight_failure_lands_a_failed_row(project, templates, cli) -> None:  # noqa: ANN001
+    extra = "[dlt_ops.rules]\nstale_source = true  # a typo: no such rule"
+    root = project(CONFIG.format(extra=extra), {"events_src": templates["events"]})
+    proc = cli("pipeline", "run", "-s", "events_src", "-y", cwd=root)
+    assert proc.returncode == 1, proc.stderr
+    ((status, summary, loaded, *_),) = _ledger(root)
+    assert status == "failed" and loaded is None
+    assert summary.startswith("UnknownRuleIdError") and "stale_source" in summary
+    assert not _rows(
+        root, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'events'"
+    )[0][0]
