@@ -123,7 +123,9 @@ def overhead(work: Path, runs: int) -> list[Row]:
     script = plain / "plain_loop.py"
     script.write_text(
         PLAIN_LOOP.format(
-            root=str(root), name="small", db=str(plain / "plain.duckdb"),
+            root=str(root),
+            name="small",
+            db=str(plain / "plain.duckdb"),
             pipelines=str(plain / "pipelines"),
         )  # fmt: skip
     )
@@ -149,8 +151,9 @@ def overhead(work: Path, runs: int) -> list[Row]:
         *(seconds_row(c) for c in cases),
         seconds_row(ours_marginal),
         seconds_row(plain_marginal),
-        ratio_row("marginal per chunk: dlt-ops / plain loop", ours_marginal, plain_marginal,
-                  limit=1.3),  # fmt: skip
+        ratio_row(
+            "marginal per chunk: dlt-ops / plain loop", ours_marginal, plain_marginal, limit=1.3
+        ),  # fmt: skip
     ]
 
 
