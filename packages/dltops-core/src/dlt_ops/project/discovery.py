@@ -11,7 +11,6 @@ from pathlib import Path
 
 import structlog
 
-from dlt_ops.project.ast_scan import scan_file
 from dlt_ops.project.model import (
     RESOURCE_DIR,
     SOURCE_DIR,
@@ -21,6 +20,7 @@ from dlt_ops.project.model import (
     SourceInfo,
     UnloadableModule,
 )
+from dlt_ops.project.scan_cache import ScanCache
 
 log = structlog.get_logger(__name__)
 
@@ -56,6 +56,8 @@ def discover(root: Path) -> Project:
     seen: dict[str, list[Path]] = {}
     unloadable: list[UnloadableModule] = []
     rejected: list[tuple[str, str]] = []
+    cache = ScanCache(root)
+    scanned: set[Path] = set()
     for entry in sorted(root.iterdir()):
         reason = _pipeline_reason(entry)
         if reason is not None:
@@ -63,7 +65,7 @@ def discover(root: Path) -> Project:
                 rejected.append((entry.name, reason))
                 log.debug("discovery.dir_skipped", dir=entry.name, reason=reason)
             continue
-        resource_modules = tuple(scan_file(p) for p in _py_files(entry / RESOURCE_DIR))
+        resource_modules = tuple(cache.scan(p) for p in _py_files(entry / RESOURCE_DIR))
         for facts in resource_modules:
             if facts.error:
                 log.warning("discovery.module_skipped", path=str(facts.path), error=facts.error)
@@ -71,7 +73,7 @@ def discover(root: Path) -> Project:
         shared_checkpoints = any(m.uses_checkpoints for m in resource_modules)
         source_modules: list[ModuleFacts] = []
         for path in _py_files(entry / SOURCE_DIR):
-            facts = scan_file(path)
+            facts = cache.scan(path)
             source_modules.append(facts)
             if facts.error:
                 unloadable.append(UnloadableModule(entry.name, path, facts.error))
@@ -94,6 +96,8 @@ def discover(root: Path) -> Project:
                 seen.setdefault(info.name, []).append(path)
                 sources.setdefault(info.name, info)  # first wins; duplicates are reported
         pipelines.append(Pipeline(entry.name, entry, tuple(source_modules), resource_modules))
+        scanned.update(m.path for m in (*source_modules, *resource_modules))
+    cache.save(scanned)
     duplicates = tuple((n, tuple(ps)) for n, ps in sorted(seen.items()) if len(ps) > 1)
     for name, paths in duplicates:
         log.warning("discovery.duplicate_source", source=name, modules=[str(p) for p in paths])
