@@ -49,3 +49,14 @@ def test_a_reader_never_creates_a_missing_file(tmp_path: Path) -> None:
     assert adapter.fetch_columns(client, "ds", "anything") is None
     adapter.close(client)
     assert not (tmp_path / "absent.duckdb").exists()
+
+
+def test_the_same_process_can_write_after_reading(tmp_path: Path) -> None:
+    _file(tmp_path / "w.duckdb", "t")
+    adapter = DuckDBAdapter()
+    reader = _reader(adapter, tmp_path, "w.duckdb")
+    assert adapter.fetch_columns(reader, "ds", "t") is not None
+    adapter.close(reader)
+    writer = adapter.connect(ConnectionTarget("duckdb", "ds", tmp_path, credentials="w.duckdb"))
+    assert adapter.execute(writer, "ds", Statement("INSERT INTO {t} (a) VALUES (?)"), (2,)) == 1
+    adapter.close(writer)

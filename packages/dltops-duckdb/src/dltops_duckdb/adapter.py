@@ -22,33 +22,56 @@ _COLUMNS = Statement(
 )
 
 
+class _ReaderClient:
+    """A cursor on the shared reader instance; closing it detaches the file when unused."""
+
+    def __init__(self, readers: _Readers, alias: str, cursor: Any) -> None:
+        self._readers, self._alias, self._cursor = readers, alias, cursor
+
+    def execute(self, sql: str, params: Any = None) -> Any:
+        return self._cursor.execute(sql, params) if params else self._cursor.execute(sql)
+
+    def close(self) -> None:
+        self._cursor.close()
+        self._readers.release(self._alias)
+
+
 class _Readers:
     """One in-memory DuckDB instance per process that ATTACHes database files read-only.
 
     Opening a file with ``duckdb.connect`` builds a whole database instance (tens of ms);
     attaching it to a shared instance costs about a millisecond, which is what lets
-    ``status`` read fifty per-source ledgers quickly.
+    ``status`` read fifty per-source ledgers quickly. A file is detached when its last reader
+    closes, so the same process can open it for writing afterwards.
     """
 
     def __init__(self) -> None:
         self._instance: Any = None
-        self._attached: set[str] = set()
+        self._users: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def cursor(self, path: str) -> Any:
+    def cursor(self, path: str) -> _ReaderClient:
         import duckdb
 
         alias = "dltops_" + hashlib.sha1(path.encode()).hexdigest()[:16]
         with self._lock:
             if self._instance is None:
                 self._instance = duckdb.connect(MEMORY)
-            if alias not in self._attached:
+            if alias not in self._users:
                 literal = path.replace("'", "''")  # a file path, not a value we can bind
                 self._instance.execute(f"ATTACH '{literal}' AS {alias} (READ_ONLY)")
-                self._attached.add(alias)
+                self._users[alias] = 0
+            self._users[alias] += 1
             cursor = self._instance.cursor()
         cursor.execute(f"USE {alias}")
-        return cursor
+        return _ReaderClient(self, alias, cursor)
+
+    def release(self, alias: str) -> None:
+        with self._lock:
+            self._users[alias] -= 1
+            if self._users[alias] == 0:
+                del self._users[alias]
+                self._instance.execute(f"DETACH {alias}")
 
 
 _READERS = _Readers()
