@@ -60,3 +60,24 @@ def test_generic_destination_section_is_the_fallback(tmp_path: Path) -> None:
 
 def test_nothing_configured_is_none(tmp_path: Path) -> None:
     assert resolve_credentials(_files(tmp_path), "duckdb", environ={}) is None
+
+
+def test_destination_settings_are_found_like_credentials(tmp_path: Path) -> None:
+    from dlt_ops.config.credentials import resolve_destination_setting
+    from dlt_ops.config.loader import load_project_config
+    from dlt_ops.destinations import connection_target, resolve_destination
+
+    root = _files(
+        tmp_path,
+        config='default_destination = "bigquery"\ndefault_dataset = "d"\n'
+        '[destination.bigquery]\nlocation = "EU"\n',
+    )
+    assert resolve_destination_setting(root, "bigquery", "location", environ={}) == "EU"
+    env = {"DEMO_PIPELINE__DESTINATION__BIGQUERY__LOCATION": "US"}
+    assert resolve_destination_setting(root, "bigquery", "location", "demo_pipeline", env) == "US"
+    assert resolve_destination_setting(root, "bigquery", "nope", environ={}) is None
+    config = load_project_config(root)
+    target = connection_target(
+        config, resolve_destination(config, "demo"), setting_keys=("location",)
+    )
+    assert target.options == {"location": "EU"}

@@ -40,6 +40,8 @@ class BigQueryAdapter(SqlAdapterBase):
     """BigQuery through the ``google-cloud-bigquery`` SDK."""
 
     name: ClassVar[str] = "bigquery"
+    #: dlt settings handed to ``connect`` in ``ConnectionTarget.options`` (dlt's own key names)
+    dlt_setting_keys: ClassVar[tuple[str, ...]] = ("location",)
     capabilities: ClassVar[Capabilities] = Capabilities(
         create_schema=True,
         if_exists_ddl=True,

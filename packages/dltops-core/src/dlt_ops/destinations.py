@@ -12,7 +12,7 @@ from dlt_ops.adapters import (
     DestinationSession,
 )
 from dlt_ops.config import ProjectConfig
-from dlt_ops.config.credentials import resolve_credentials
+from dlt_ops.config.credentials import resolve_credentials, resolve_destination_setting
 from dlt_ops.errors import PluginError
 from dlt_ops.plugins import PluginRegistry
 
@@ -122,9 +122,19 @@ def resolve_destination(
 
 
 def connection_target(
-    config: ProjectConfig, where: ResolvedDestination, *, read_only: bool = False
+    config: ProjectConfig,
+    where: ResolvedDestination,
+    *,
+    read_only: bool = False,
+    setting_keys: tuple[str, ...] = (),
 ) -> ConnectionTarget:
-    """The adapter's connection target, with credentials looked up as dlt would."""
+    """The adapter's connection target, with credentials (and any destination settings the
+    adapter asks for, e.g. BigQuery's ``location``) looked up as dlt would."""
+    options: dict[str, object] = {}
+    for key in setting_keys:
+        value = resolve_destination_setting(config.root, where.engine, key, where.pipeline_name)
+        if value is not None:
+            options[key] = value
     return ConnectionTarget(
         destination=where.engine,
         dataset=where.dataset,
@@ -133,6 +143,7 @@ def connection_target(
         pipeline_name=where.pipeline_name,
         connect_timeout_s=config.connect_timeout,
         read_only=read_only,
+        options=options,
     )
 
 
@@ -141,4 +152,5 @@ def open_session(
 ) -> DestinationSession:
     """Connect to ``where`` through its registered adapter."""
     adapter = load_adapter(registry, where.engine)
-    return DestinationSession.open(adapter, connection_target(config, where))
+    keys = getattr(adapter, "dlt_setting_keys", ())
+    return DestinationSession.open(adapter, connection_target(config, where, setting_keys=keys))

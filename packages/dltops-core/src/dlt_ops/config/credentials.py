@@ -91,3 +91,31 @@ def resolve_credentials(
             _remember(merged)
             return merged
     return None
+
+
+def resolve_destination_setting(
+    root: Path,
+    engine: str,
+    key: str,
+    pipeline_name: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Any:
+    """A scalar destination setting (e.g. BigQuery's ``location``) where dlt would find it:
+    ``[<pipeline>.]destination.<engine>.<key>`` in env vars, secrets.toml, config.toml."""
+    env = os.environ if environ is None else environ
+    docs = [
+        read_toml_cached(root / ".dlt" / "secrets.toml"),
+        read_toml_cached(root / ".dlt" / "config.toml"),
+    ]
+    paths = [("destination", engine, key)]
+    if pipeline_name:
+        paths.insert(0, (pipeline_name, "destination", engine, key))
+    for path in paths:
+        name = "__".join(p.upper() for p in path)
+        if name in env:
+            return env[name]
+        for doc in docs:
+            value = _toml_lookup(doc, path)
+            if value is not None and not isinstance(value, Mapping):
+                return value
+    return None

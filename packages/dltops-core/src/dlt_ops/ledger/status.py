@@ -72,11 +72,14 @@ class _Sessions:
         return (where.engine, where.dataset, creds)
 
     def get(self, where: ResolvedDestination) -> DestinationSession:
-        target = connection_target(self.config, where, read_only=self.read_only)
-        key = self._key(target, where)
+        key = self.key(where)
         if key not in self._open:
             try:
                 adapter = load_adapter(self.registry, where.engine)
+                target = connection_target(
+                    self.config, where, read_only=self.read_only,
+                    setting_keys=getattr(adapter, "dlt_setting_keys", ()),
+                )  # fmt: skip
                 self._open[key] = DestinationSession.open(adapter, target)
             except BaseException as exc:  # remembered so the next source fails fast too
                 self._open[key] = exc
