@@ -14,17 +14,13 @@ from datetime import datetime, timedelta
 
 import structlog
 
-from dlt_ops.adapters import ConnectionTarget, DestinationSession
 from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import (
-    ResolvedDestination,
-    connection_target,
-    load_adapter,
     resolve_destination,
 )
 from dlt_ops.errors import DltOpsError
-from dlt_ops.ledger.build import build_sinks
 from dlt_ops.ledger.model import RunRecord, RunStatus, summarize_error
+from dlt_ops.ledger.readers import SessionPool, source_ledger
 from dlt_ops.ledger.sinks import LedgerQuery
 from dlt_ops.ledger.writer import utcnow
 from dlt_ops.plugins import PluginRegistry
@@ -53,47 +49,6 @@ def is_abandoned(run: RunRecord, now: datetime, heartbeat_seconds: float) -> boo
     return now - last > timedelta(seconds=heartbeat_seconds * ABANDONED_AFTER_BEATS)
 
 
-class _Sessions:
-    """Opens one session per destination+dataset+credentials and closes them all."""
-
-    def __init__(
-        self, registry: PluginRegistry, config: ProjectConfig, *, read_only: bool = True
-    ) -> None:
-        self.registry, self.config, self.read_only = registry, config, read_only
-        self._open: dict[tuple[str, str, str], DestinationSession | BaseException] = {}
-
-    def key(self, where: ResolvedDestination) -> tuple[str, str, str]:
-        """Sources sharing engine, dataset and credentials share one session."""
-        return self._key(connection_target(self.config, where), where)
-
-    @staticmethod
-    def _key(target: ConnectionTarget, where: ResolvedDestination) -> tuple[str, str, str]:
-        creds = repr(target.credentials) if target.credentials is not None else where.pipeline_name
-        return (where.engine, where.dataset, creds)
-
-    def get(self, where: ResolvedDestination) -> DestinationSession:
-        key = self.key(where)
-        if key not in self._open:
-            try:
-                adapter = load_adapter(self.registry, where.engine)
-                target = connection_target(
-                    self.config, where, read_only=self.read_only,
-                    setting_keys=getattr(adapter, "dlt_setting_keys", ()),
-                )  # fmt: skip
-                self._open[key] = DestinationSession.open(adapter, target)
-            except BaseException as exc:  # remembered so the next source fails fast too
-                self._open[key] = exc
-        found = self._open[key]
-        if isinstance(found, BaseException):
-            raise found
-        return found
-
-    def close(self) -> None:
-        for session in self._open.values():
-            if isinstance(session, DestinationSession):
-                session.close()
-
-
 def _unsupported_message(engine: str) -> str:
     return f"destination '{engine}' has no DestinationAdapter (core mode)"
 
@@ -105,41 +60,14 @@ def collect_status(
     query: LedgerQuery,
 ) -> list[SourceStatus]:
     """Read each source's ledger; never raises over a broken ledger."""
-    sessions = _Sessions(registry, config)
-    out: list[SourceStatus] = []
-    try:
-        for source in sorted(sources):
-            out.append(_one(registry, config, sessions, source, query))
-    finally:
-        sessions.close()
-    return out
-
-
-def _readers(
-    registry: PluginRegistry,
-    config: ProjectConfig,
-    where: ResolvedDestination,
-    full_tier: bool,
-    sessions: _Sessions,
-) -> list[tuple[str, object]]:
-    # the destination sink only exists on full tier; other readable sinks stand in for it
-    names = tuple(n for n in config.ledger_sinks if n != "destination" or full_tier)
-    sinks = build_sinks(
-        registry,
-        config,
-        engine=where.engine,
-        dataset=where.dataset,
-        full_tier=full_tier,
-        open_session=lambda: sessions.get(where),
-        names=names,
-    )
-    return [(n, s) for n, s in sinks if callable(getattr(s, "read_runs", None))]
+    with SessionPool(registry, config) as pool:
+        return [_one(registry, config, pool, source, query) for source in sorted(sources)]
 
 
 def _one(
     registry: PluginRegistry,
     config: ProjectConfig,
-    sessions: _Sessions,
+    pool: SessionPool,
     source: str,
     query: LedgerQuery,
 ) -> SourceStatus:
@@ -147,10 +75,10 @@ def _one(
         where = resolve_destination(config, source)
     except DltOpsError as exc:
         return SourceStatus(source, "unreadable", str(exc))
-    full_tier = registry.has("destination", where.engine)
-    readers = _readers(registry, config, where, full_tier, sessions)
+    ledger = source_ledger(registry, config, where, pool)
+    readers = ledger.with_method("read_runs")
     if not readers:
-        if not full_tier:
+        if not ledger.full_tier:
             return SourceStatus(source, "unsupported", _unsupported_message(where.engine))
         return SourceStatus(
             source, "unreadable", "no readable ledger sink in [dlt_ops] ledger_sinks"

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import resolve_destination
 from dlt_ops.errors import DltOpsError, UsageError
-from dlt_ops.ledger.build import build_sinks
 from dlt_ops.ledger.model import RunRecord
+from dlt_ops.ledger.readers import SessionPool, source_ledger
 from dlt_ops.ledger.sinks import LedgerQuery
-from dlt_ops.ledger.status import _Sessions, collect_status
+from dlt_ops.ledger.status import collect_status
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.receipts.model import ReceiptRow
 
@@ -53,36 +53,24 @@ def find_run(
         if not latest:
             raise UsageError("no runs recorded for the selected source(s) yet.")
         ref, sources = latest[0].run_id, [latest[0].source_section]
-    sessions = _Sessions(registry, config)
-    try:
+    with SessionPool(registry, config) as pool:
         for source in sorted(sources):
-            report = _find_in(registry, config, sessions, source, ref)
+            report = _find_in(registry, config, pool, source, ref)
             if report is not None:
                 return report
-    finally:
-        sessions.close()
     raise UsageError(f"no run '{ref}' in the ledgers of: {', '.join(sorted(sources))}.")
 
 
 def _find_in(
-    registry: PluginRegistry, config: ProjectConfig, sessions: _Sessions, source: str, ref: str
+    registry: PluginRegistry, config: ProjectConfig, pool: SessionPool, source: str, ref: str
 ) -> RunReport | None:
     try:
         where = resolve_destination(config, source)
     except DltOpsError:
         return None
-    full_tier = registry.has("destination", where.engine)
-    names = tuple(n for n in config.ledger_sinks if n != "destination" or full_tier)
-    sinks = build_sinks(
-        registry, config, engine=where.engine, dataset=where.dataset, full_tier=full_tier,
-        open_session=lambda: sessions.get(where), names=names,
-    )  # fmt: skip
-    for _, sink in sinks:
-        read_run = getattr(sink, "read_run", None)
-        if read_run is None:
-            continue
+    for _, sink in source_ledger(registry, config, where, pool).with_method("read_run"):
         try:
-            attempts = [r for r in read_run(ref) if r.source_section == source]
+            attempts = [r for r in sink.read_run(ref) if r.source_section == source]  # type: ignore[attr-defined]
         except DltOpsError:  # an unreachable ledger cannot show the run; try the next one
             continue
         if attempts:
@@ -100,22 +88,11 @@ def receipts_for_runs(
     registry: PluginRegistry, config: ProjectConfig, source: str, run_ids: list[str]
 ) -> list[ReceiptRow]:
     """Every receipt row (all attempts) of ``run_ids`` in ``source``'s ledger."""
-    sessions = _Sessions(registry, config)
-    try:
-        where = resolve_destination(config, source)
-        full_tier = registry.has("destination", where.engine)
-        names = tuple(n for n in config.ledger_sinks if n != "destination" or full_tier)
-        sinks = build_sinks(
-            registry, config, engine=where.engine, dataset=where.dataset, full_tier=full_tier,
-            open_session=lambda: sessions.get(where), names=names,
-        )  # fmt: skip
-        for _, sink in sinks:
-            read = getattr(sink, "read_receipts", None)
-            if read is None:
-                continue
+    where = resolve_destination(config, source)
+    with SessionPool(registry, config) as pool:
+        for _, sink in source_ledger(registry, config, where, pool).with_method("read_receipts"):
+            read = sink.read_receipts  # type: ignore[attr-defined]
             rows = [r for run_id in run_ids for r in read(run_id) if r.source_section == source]
             if rows:
                 return rows
-        return []
-    finally:
-        sessions.close()
+    return []

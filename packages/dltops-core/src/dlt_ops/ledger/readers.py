@@ -1,0 +1,95 @@
+"""Reading ledgers back: one session per destination, the sinks a source's ledger lives in.
+
+Shared by ``status``, ``runs show|list``, ``runs prune`` and ``backfill show``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlt_ops.adapters import ConnectionTarget, DestinationSession
+from dlt_ops.config import ProjectConfig
+from dlt_ops.destinations import ResolvedDestination, connection_target, load_adapter
+from dlt_ops.ledger.build import build_sinks
+from dlt_ops.ledger.sinks import LedgerSink
+from dlt_ops.plugins import PluginRegistry
+
+
+class SessionPool:
+    """Opens one session per destination+dataset+credentials, lazily, and closes them all.
+
+    A failed open is remembered, so every source behind an unreachable destination fails fast
+    with the same error instead of waiting for its own connect timeout.
+    """
+
+    def __init__(
+        self, registry: PluginRegistry, config: ProjectConfig, *, read_only: bool = True
+    ) -> None:
+        self.registry, self.config, self.read_only = registry, config, read_only
+        self._open: dict[tuple[str, str, str], DestinationSession | BaseException] = {}
+
+    def key(self, where: ResolvedDestination) -> tuple[str, str, str]:
+        """Sources sharing engine, dataset and credentials share one session."""
+        return self._key(connection_target(self.config, where), where)
+
+    @staticmethod
+    def _key(target: ConnectionTarget, where: ResolvedDestination) -> tuple[str, str, str]:
+        creds = repr(target.credentials) if target.credentials is not None else where.pipeline_name
+        return (where.engine, where.dataset, creds)
+
+    def get(self, where: ResolvedDestination) -> DestinationSession:
+        """The session for ``where`` (raises what opening it raised)."""
+        key = self.key(where)
+        if key not in self._open:
+            try:
+                adapter = load_adapter(self.registry, where.engine)
+                target = connection_target(
+                    self.config, where, read_only=self.read_only,
+                    setting_keys=getattr(adapter, "dlt_setting_keys", ()),
+                )  # fmt: skip
+                self._open[key] = DestinationSession.open(adapter, target)
+            except BaseException as exc:  # remembered so the next source fails fast too
+                self._open[key] = exc
+        found = self._open[key]
+        if isinstance(found, BaseException):
+            raise found
+        return found
+
+    def close(self) -> None:
+        """Close every session opened."""
+        for session in self._open.values():
+            if isinstance(session, DestinationSession):
+                session.close()
+
+    def __enter__(self) -> SessionPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class SourceLedger:
+    """Where one source's ledger lives and the sinks that hold it."""
+
+    where: ResolvedDestination
+    full_tier: bool
+    sinks: list[tuple[str, LedgerSink]]
+
+    def with_method(self, method: str) -> list[tuple[str, LedgerSink]]:
+        """The sinks that implement ``method`` (``read_runs``, ``read_receipts``, ``prune``)."""
+        return [(n, s) for n, s in self.sinks if callable(getattr(s, method, None))]
+
+
+def source_ledger(
+    registry: PluginRegistry, config: ProjectConfig, where: ResolvedDestination, pool: SessionPool
+) -> SourceLedger:
+    """The configured sinks of a source, the ``destination`` one only on full tier (a
+    core-tier destination has no table; the other sinks stand in for it)."""
+    full_tier = registry.has("destination", where.engine)
+    names = tuple(n for n in config.ledger_sinks if n != "destination" or full_tier)
+    sinks = build_sinks(
+        registry, config, engine=where.engine, dataset=where.dataset, full_tier=full_tier,
+        open_session=lambda: pool.get(where), names=names,
+    )  # fmt: skip
+    return SourceLedger(where, full_tier, sinks)
