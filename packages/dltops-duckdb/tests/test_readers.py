@@ -60,3 +60,25 @@ def test_the_same_process_can_write_after_reading(tmp_path: Path) -> None:
     writer = adapter.connect(ConnectionTarget("duckdb", "ds", tmp_path, credentials="w.duckdb"))
     assert adapter.execute(writer, "ds", Statement("INSERT INTO {t} (a) VALUES (?)"), (2,)) == 1
     adapter.close(writer)
+
+
+def test_reading_a_missing_file_does_not_load_the_driver(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from dlt_ops.adapters import ConnectionTarget\n"
+        "from dltops_duckdb.adapter import DuckDBAdapter\n"
+        "a = DuckDBAdapter()\n"
+        f"t = ConnectionTarget('duckdb', 'ds', Path({str(tmp_path)!r}), 'none.duckdb', "
+        "read_only=True)\n"
+        "c = a.connect(t)\n"
+        "assert a.fetch_columns(c, 'ds', '_dlt_ops_runs') is None\n"
+        "a.close(c)\n"
+        "print('duckdb' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    assert not (tmp_path / "none.duckdb").exists()

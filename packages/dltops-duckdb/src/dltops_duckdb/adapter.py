@@ -22,6 +22,21 @@ _COLUMNS = Statement(
 )
 
 
+class _AbsentDatabase:
+    """Stands in for a database file that does not exist: every query finds nothing."""
+
+    def execute(self, sql: str, params: Any = None) -> Any:
+        if sql.lstrip().upper().startswith("SELECT"):
+            return self
+        raise ValueError("the database file does not exist (opened read-only)")
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+
 class _ReaderClient:
     """A cursor on the shared reader instance; closing it detaches the file when unused."""
 
@@ -91,12 +106,13 @@ class DuckDBAdapter(SqlAdapterBase):
     )
 
     def _open(self, target: ConnectionTarget) -> Any:
-        import duckdb  # the driver loads only when a connection opens
-
         path = database_path(target)
         if target.read_only and (path == MEMORY or not Path(path).exists()):
-            # a reader must not create the file: an absent database reads as an empty one
-            return duckdb.connect(MEMORY)
+            # a reader must not create the file: an absent database reads as an empty one,
+            # answered without even loading the driver
+            return _AbsentDatabase()
+        import duckdb  # the driver loads only when a connection opens
+
         if path != MEMORY:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         if target.read_only:
