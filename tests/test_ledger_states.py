@@ -141,3 +141,21 @@ def test_interrupted_run_ends_its_row_as_failed(project, templates, cli, blockin
     assert "Traceback" not in err and "error: interrupted" in err
     run = _status(cli, root)["slow_src"]["runs"][0]
     assert run["status"] == "failed" and run["error_summary"].startswith("KeyboardInterrupt")
+
+
+def test_unreachable_destination_fails_the_run_not_the_bookkeeping(project, templates, cli) -> None:  # noqa: ANN001
+    root = project(POSTGRES, {"events_src": templates["events"]})
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    env = {"DESTINATION__POSTGRES__CREDENTIALS":
+           f"postgresql://loader:pl4nted-s3cret@127.0.0.1:{closed}/nowhere"}  # fmt: skip
+    proc = cli("--log-format", "json", "pipeline", "run", "-s", "events_src", "-y",
+               cwd=root, env=env)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert (
+        "Failed to write run-start row to _dlt_ops_runs (non-fatal, run continues)" in proc.stderr
+    )
+    assert "Traceback" not in proc.stderr
+    assert "pl4nted-s3cret" not in proc.stdout + proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: run ")
