@@ -138,3 +138,14 @@ def test_preflight_failure_lands_a_failed_row(project, templates, cli) -> None: 
     assert not _rows(
         root, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'events'"
     )[0][0]
+
+
+def test_hostile_dataset_names_are_refused_before_anything_is_written(
+    project, templates, cli
+) -> None:  # noqa: ANN001
+    root = project(CONFIG.format(extra=""), {"events_src": templates["events"]})
+    for hostile in ('x"; DROP TABLE ds._dlt_ops_runs; --', "naïve", "d" * 1100, "raw-data"):
+        proc = cli("pipeline", "run", "-s", "events_src", "-y", "-d", hostile, cwd=root)
+        assert proc.returncode == 2, (hostile[:20], proc.stderr)
+        assert "is not a valid SQL name" in proc.stderr or "characters long" in proc.stderr
+    assert not (root / "events_src_pipeline.duckdb").exists()

@@ -23,7 +23,7 @@ from typing import Any
 import structlog
 
 from dlt_ops import __version__
-from dlt_ops.adapters import DestinationSession
+from dlt_ops.adapters import DestinationSession, check_identifier
 from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import ResolvedDestination, open_session, resolve_destination
 from dlt_ops.errors import DltOpsError, UnknownResourceError
@@ -191,6 +191,9 @@ def execute_run(registry: PluginRegistry, config: ProjectConfig, request: RunReq
     project = discover(config.root)
     project.source(request.source)  # unknown source: a usage error before any row
     where = resolve_destination(config, request.source, request.dataset)
+    # the ledger, receipts and state tables live in this dataset: refuse a name no adapter
+    # could quote before anything is written (exit 2), rather than lose the ledger silently
+    check_identifier(where.dataset, max_length=1024, subject="dataset")
     registry.get("trigger_emitter", request.trigger_source)  # must be registered
     full_tier = registry.has("destination", where.engine)
     session = _LazySession(registry, config, where)
