@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from dlt_ops.cli.state import AppState
+from dlt_ops.cli.state import AppState, RootOption
 
 checkpoints_app = typer.Typer(
     no_args_is_help=True,
@@ -77,11 +77,12 @@ def list_command(
         OutputFormat, typer.Option("--format", "-f", help="table (default) or json.")
     ] = OutputFormat.table,
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    root: RootOption = None,
 ) -> None:
     """List a pipeline's checkpoints, newest first (active rows are live resume state)."""
     from dlt_ops.checkpoints import list_checkpoints
 
-    state: AppState = ctx.obj
+    state: AppState = ctx.obj.with_root(root)
     rows = list_checkpoints(pipeline, table, source=source, resource_name=resource, root=state.root)
     if as_json or output == OutputFormat.json:
         typer.echo(json.dumps(rows, indent=2, default=str))
@@ -108,11 +109,12 @@ def cleanup_command(
             "their window on the next run.",
         ),
     ] = False,
+    root: RootOption = None,
 ) -> None:
     """Delete completed checkpoints (active rows survive unless --include-active)."""
     from dlt_ops.checkpoints import cleanup_checkpoints
 
-    state: AppState = ctx.obj
+    state: AppState = ctx.obj.with_root(root)
     result = cleanup_checkpoints(
         pipeline,
         resource,
