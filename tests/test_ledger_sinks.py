@@ -91,6 +91,10 @@ def test_core_tier_keeps_a_readable_ledger_through_jsonl(project, templates, cli
     assert status["ledger"] == "ok"
     assert [r["status"] for r in status["runs"]] == ["completed"]
     assert status["runs"][0]["records_loaded"] == 6
+    shown = json.loads(cli("runs", "show", "last", "--json", cwd=root).stdout)
+    (receipt,) = shown["receipt"]  # read back from the jsonl file: no SQL engine involved
+    assert (receipt["records_in"], receipt["records_out"]) == (6, 6)
+    assert shown["run"]["run_id"] == status["runs"][0]["run_id"]
 
 
 def test_prune_trims_old_runs_in_every_ledger(project, templates, cli) -> None:  # noqa: ANN001
