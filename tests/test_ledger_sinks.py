@@ -86,6 +86,7 @@ def test_core_tier_keeps_a_readable_ledger_through_jsonl(project, templates, cli
     run = cli("pipeline", "run", "-s", "events_src", "-y", cwd=root)
     assert run.returncode == 0, run.stderr
     assert "runs ledger skipped: destination 'filesystem' has no DestinationAdapter" in run.stderr
+    assert "Capabilities: core (no adapter: runs ledger and status, checkpoints" in run.stderr
     assert any(lake.rglob("*.jsonl*")) or any(lake.rglob("*.parquet"))
     status = json.loads(cli("pipeline", "status", "--json", cwd=root).stdout)[0]
     assert status["ledger"] == "ok"

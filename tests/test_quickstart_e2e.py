@@ -42,6 +42,7 @@ def test_example_run_lands_one_completed_row_visible_from_anywhere(tmp_path: Pat
     run = cli("pipeline", "run", "-s", "demo_events", "-y", cwd=demo)
     assert run.returncode == 0, run.stderr
     assert "completed: 6 record(s) loaded" in run.stdout
+    assert "Dataset: demo_data\n  Capabilities: full" in run.stderr
 
     doc = _status(cli, demo)
     assert [s["source"] for s in doc] == ["demo_events"]

@@ -52,6 +52,29 @@ def _print_receipt(outcome: object) -> None:
         typer.echo(receipt_table(receipts), err=True)
 
 
+def _configuration_block(state: AppState, request: object) -> str:
+    """What is about to run, where, and at which tier (stderr; resolution errors surface later,
+    from the runner, with their exit code)."""
+    from dlt_ops.destinations import resolve_destination
+    from dlt_ops.errors import DltOpsError
+    from dlt_ops.validate.capability import ADAPTER_GATED_FEATURES
+
+    source, resources = request.source, request.resources  # type: ignore[attr-defined]
+    lines = ["Pipeline configuration", f"  Source: {source}",
+             f"  Resources: {', '.join(resources) if resources else 'all'}"]  # fmt: skip
+    try:
+        where = resolve_destination(state.project(), source, request.dataset)  # type: ignore[attr-defined]
+    except DltOpsError:
+        return "\n".join(lines)
+    tier = (
+        "full" if state.registry().has("destination", where.engine)
+        else f"core (no adapter: {', '.join(ADAPTER_GATED_FEATURES)} unavailable)"
+    )  # fmt: skip
+    lines += [f"  Destination: {where.engine}", f"  Dataset: {where.dataset}",
+              f"  Capabilities: {tier}"]  # fmt: skip
+    return "\n".join(lines)
+
+
 def run(
     ctx: typer.Context,
     source: Annotated[str, typer.Option("--source", "-s", help="Source to run.")],
@@ -109,11 +132,11 @@ def run(
         trigger_source=trigger_source,
         run_id=run_id,
     )
+    if not yes and not sys.stdin.isatty():
+        raise UsageError("not a terminal: pass -y/--yes to run without confirmation.")
+    typer.echo(_configuration_block(state, request), err=True)
     if not yes:
-        if not sys.stdin.isatty():
-            raise UsageError("not a terminal: pass -y/--yes to run without confirmation.")
-        typer.echo(f"Source: {source}\nResources: {', '.join(request.resources) or 'all'}")
-        typer.confirm("Start pipeline?", default=True, abort=True)
+        typer.confirm("Start pipeline?", default=True, abort=True, err=True)
     signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     with _worker_env(
         {
