@@ -149,3 +149,25 @@ def test_hostile_dataset_names_are_refused_before_anything_is_written(
         assert proc.returncode == 2, (hostile[:20], proc.stderr)
         assert "is not a valid SQL name" in proc.stderr or "characters long" in proc.stderr
     assert not (root / "events_src_pipeline.duckdb").exists()
+
+
+def test_declining_the_prompt_runs_nothing_and_exits_0(project, templates) -> None:  # noqa: ANN001
+    import os
+    import subprocess
+    import sys
+
+    root = project(CONFIG.format(extra=""), {"events_src": templates["events"]})
+    master, slave = os.openpty()  # a terminal on stdin, as a person would have
+    code = "import sys; sys.argv=['dlt-ops',*sys.argv[1:]]; from dlt_ops.cli import run; run()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "pipeline", "run", "-s", "events_src"],
+        cwd=root, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "RUNTIME__DLTHUB_TELEMETRY": "false"},
+    )  # fmt: skip
+    os.close(slave)
+    os.write(master, b"n\n")
+    _, err = proc.communicate(timeout=60)
+    os.close(master)
+    assert proc.returncode == 0, err
+    assert "Start pipeline?" in err and "Aborted: nothing was run." in err
+    assert not (root / "events_src_pipeline.duckdb").exists()

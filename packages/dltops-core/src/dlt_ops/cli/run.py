@@ -135,8 +135,9 @@ def run(
     if not yes and not sys.stdin.isatty():
         raise UsageError("not a terminal: pass -y/--yes to run without confirmation.")
     typer.echo(_configuration_block(state, request), err=True)
-    if not yes:
-        typer.confirm("Start pipeline?", default=True, abort=True, err=True)
+    if not yes and not typer.confirm("Start pipeline?", default=True, err=True):
+        typer.echo("Aborted: nothing was run.", err=True)
+        raise typer.Exit(0)  # declining is a choice, not a failure
     signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     with _worker_env(
         {
