@@ -35,14 +35,11 @@ def bigquery_partitioning(ctx: ValidationContext) -> Iterator[Finding]:
                 ]  # fmt: skip
                 if not missing:
                     continue
-                owners = ctx.owners_of(pipe.name, call.file)
-                yield Finding(
-                    "|".join(owners) or pipe.name,
-                    f"bigquery_adapter.{ctx.rel(call.file)}:{call.lineno}",
+                yield ctx.file_finding(
+                    pipe.name, call.file, f"bigquery_adapter.{ctx.rel(call.file)}:{call.lineno}",
                     f"bigquery_adapter(...) without {' and '.join(k + '=' for k in missing)}; "
                     f"set them, or add '# no-{missing[0]}: <reason>' on the line above.",
-                    exempt_by=owners,
-                )
+                )  # fmt: skip
 
 
 def _has_partition(resource: ResourceFacts) -> bool:

@@ -146,6 +146,12 @@ class ValidationContext:
         each has ``facts``; ``source`` is ``None`` when they came from the facts cache."""
         return [i for i in self.introspected.values() if i.facts is not None]
 
+    def file_finding(self, pipeline: str, file: Path, field: str, message: str) -> Finding:
+        """A finding about a definition in ``file``, owned (and exemptable) by the sources that
+        use it; the pipeline directory stands in when no source does."""
+        owners = self.owners_of(pipeline, file)
+        return Finding("|".join(owners) or pipeline, field, message, exempt_by=owners)
+
     def owners_of(self, pipeline: str, file: Path) -> tuple[str, ...]:
         """The sources a file's definitions belong to (its own sources, else its users)."""
         sources = self.project.sources_in(pipeline)

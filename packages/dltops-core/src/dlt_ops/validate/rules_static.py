@@ -89,14 +89,11 @@ def explicit_resource_name_multi_source(ctx: ValidationContext) -> Iterator[Find
             for r in module.resources:
                 if r.has_name_kwarg:
                     continue
-                owners = ctx.owners_of(pipe.name, r.file)
-                yield Finding(
-                    "|".join(owners) or pipe.name,
-                    f"resource.name.{ctx.rel(r.file)}:{r.lineno}",
+                yield ctx.file_finding(
+                    pipe.name, r.file, f"resource.name.{ctx.rel(r.file)}:{r.lineno}",
                     f"Resource '{r.name}' needs an explicit name= because pipeline '{pipe.name}' "
                     f'holds several sources: @dlt.resource(name="{r.name}", ...).',
-                    exempt_by=owners,
-                )
+                )  # fmt: skip
 
 
 def cursor_not_load_timestamp(ctx: ValidationContext) -> Iterator[Finding]:
@@ -108,14 +105,11 @@ def cursor_not_load_timestamp(ctx: ValidationContext) -> Iterator[Finding]:
         for module in pipe.modules():
             for inc in module.incrementals:
                 if inc.cursor == column:
-                    owners = ctx.owners_of(pipe.name, inc.file)
-                    yield Finding(
-                        "|".join(owners) or pipe.name,
-                        f"incremental.{ctx.rel(inc.file)}:{inc.lineno}",
+                    yield ctx.file_finding(
+                        pipe.name, inc.file, f"incremental.{ctx.rel(inc.file)}:{inc.lineno}",
                         f"incremental cursor '{column}' is the load_timestamp_column that "
                         f"dlt-ops stamps at load time; use a column from the data instead.",
-                        exempt_by=owners,
-                    )
+                    )  # fmt: skip
 
 
 def schema_contract_declared(ctx: ValidationContext) -> Iterator[Finding]:
