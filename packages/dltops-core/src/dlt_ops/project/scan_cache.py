@@ -2,27 +2,38 @@
 
 Parsing is the whole cost of Phase 1 (a few ms per module): a project of fifty sources paid it
 on every ``run`` and ``status``. Entries are keyed by the module's bytes (SHA-1), its path and
-the dlt-ops version, and live in ``<root>/.dlt-ops/scan-cache.pickle`` next to the other local
-state. The file holds only our own dataclasses; a missing, stale or unreadable cache is simply
-rebuilt.
+the dlt-ops version, and live in ``<root>/.dlt-ops/scan-cache.json`` next to the other local
+state. The file is data only (see :mod:`dlt_ops.project.scan_codec`): reading it never runs code,
+and a missing, stale, foreign or unreadable cache is simply a miss and gets rebuilt.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import pickle
 from pathlib import Path
+from typing import Any
 
 import structlog
 
 from dlt_ops import __version__
 from dlt_ops.project.ast_scan import scan_text
-from dlt_ops.project.model import STATE_DIR, ModuleFacts
+from dlt_ops.project.model import (
+    STATE_DIR,
+    CallSite,
+    ContractDecl,
+    IncrementalDecl,
+    ModuleFacts,
+    ResourceDef,
+    SourceDecl,
+)
+from dlt_ops.project.scan_codec import CacheFormatError, decode, encode
 
 log = structlog.get_logger(__name__)
 
-CACHE_NAME = "scan-cache.pickle"
+CACHE_NAME = "scan-cache.json"
+_FORMAT = 1  # bump when the encoding changes
 
 
 class ScanCache:
@@ -33,12 +44,10 @@ class ScanCache:
         self._entries: dict[str, ModuleFacts] = {}
         self._dirty = False
         try:
-            with open(self.path, "rb") as handle:
-                version, entries = pickle.load(handle)
-            if version == __version__ and isinstance(entries, dict):
-                self._entries = entries
-        except (OSError, EOFError, ValueError, TypeError, pickle.UnpicklingError, AttributeError):
-            pass  # no cache yet, or one from another version: rebuild it
+            self._entries = _load(self.path.read_bytes())
+        except (OSError, ValueError, RecursionError) as exc:
+            # no cache yet, one from another version, or not ours at all: rebuild it
+            log.debug("discovery.cache_ignored", path=str(self.path), reason=str(exc)[:200])
 
     def scan(self, path: Path) -> ModuleFacts:
         """Facts about ``path``, parsed only when its content changed."""
@@ -49,7 +58,7 @@ class ScanCache:
             return ModuleFacts(path, error=f"module could not be read: {exc}")
         key = f"{path}\0{hashlib.sha1(data).hexdigest()}"
         facts = self._entries.get(key)
-        if facts is None:
+        if facts is None or facts.path != path:
             facts = scan_text(path, text)
             self._entries[key] = facts
             self._dirty = True
@@ -59,12 +68,60 @@ class ScanCache:
         """Persist entries of the modules seen in this scan (atomic, best-effort)."""
         if not self._dirty:
             return
-        entries = {k: v for k, v in self._entries.items() if v.path in keep}
+        entries: dict[str, Any] = {}
+        for key, facts in self._entries.items():
+            if facts.path not in keep:
+                continue
+            try:
+                entries[key] = encode(facts)
+            except CacheFormatError:  # e.g. a bytes literal in schema_contract=: parse it each time
+                continue
+        document = {"format": _FORMAT, "version": __version__, "entries": entries}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-            with open(tmp, "wb") as handle:
-                pickle.dump((__version__, entries), handle, protocol=pickle.HIGHEST_PROTOCOL)
+            tmp.write_text(json.dumps(document, separators=(",", ":")), "utf-8")
             os.replace(tmp, self.path)
         except OSError as exc:  # a read-only checkout still discovers, just without the cache
             log.debug("discovery.cache_not_saved", error=str(exc))
+
+
+def _load(raw: bytes) -> dict[str, ModuleFacts]:
+    """Entries of a cache document this version wrote; raises ``ValueError`` for anything else."""
+    document = json.loads(raw)
+    if not isinstance(document, dict):
+        raise CacheFormatError("not a cache document")
+    if document.get("format") != _FORMAT or document.get("version") != __version__:
+        raise CacheFormatError("written by another version")
+    entries = document.get("entries")
+    if not isinstance(entries, dict):
+        raise CacheFormatError("no entries")
+    out: dict[str, ModuleFacts] = {}
+    for key, data in entries.items():
+        facts = decode(data)
+        if not _well_formed(facts):
+            raise CacheFormatError("an entry is not a module's facts")
+        out[key] = facts
+    return out
+
+
+_MEMBERS = {
+    "sources": SourceDecl,
+    "resources": ResourceDef,
+    "contracts": ContractDecl,
+    "incrementals": IncrementalDecl,
+    "calls": CallSite,
+}
+
+
+def _well_formed(facts: object) -> bool:
+    """A decoded entry has the shape :func:`scan_text` returns (typed fields, typed members)."""
+    if not isinstance(facts, ModuleFacts) or not isinstance(facts.path, Path):
+        return False
+    if facts.error is not None and not isinstance(facts.error, str):
+        return False
+    return all(
+        isinstance(getattr(facts, name), tuple)
+        and all(isinstance(m, cls) for m in getattr(facts, name))
+        for name, cls in _MEMBERS.items()
+    )
