@@ -16,11 +16,13 @@ _KEY_VALUE = re.compile(
 _known: set[str] = set()
 _lock = threading.Lock()
 MASK = "***"
+#: Shorter values are not masked: they would mangle ordinary words in every message.
+MIN_SECRET_LENGTH = 4
 
 
 def remember_secret(value: object) -> None:
     """Mask ``value`` wherever it appears from now on (resolved passwords, tokens)."""
-    if isinstance(value, str) and len(value) >= 4:
+    if isinstance(value, str) and len(value) >= MIN_SECRET_LENGTH:
         with _lock:
             _known.add(value)
 

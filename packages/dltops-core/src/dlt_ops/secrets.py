@@ -82,3 +82,19 @@ def resolve_secret_backend(
             f"secret backend '{name}' cannot serve source '{source}': {'; '.join(problems)}"
         )
     return name, backend
+
+
+def engage_secrets(config: ProjectConfig, registry: PluginRegistry, source: str) -> SecretBackend:
+    """Resolve, check and prepare ``source``'s secret backend, and arm redaction for its secrets.
+
+    Every path that runs a source calls this before the source function is called: from then
+    on each value dlt resolves as a secret (and each secret in ``.dlt/secrets.toml``) is masked
+    in every output — errors, logs, ledger rows, receipts, sink lines.
+    """
+    from dlt_ops.config.secret_values import remember_secrets_file, watch_dlt_secrets
+
+    remember_secrets_file(config.root / ".dlt" / "secrets.toml")
+    _, backend = resolve_secret_backend(config, registry, source)
+    backend.prepare(config, source)
+    watch_dlt_secrets()
+    return backend

@@ -54,10 +54,16 @@ def build_pipeline(
     """``dlt.pipeline(<source>_pipeline, ...)`` with working state under the project."""
     import dlt
 
+    from dlt_ops.working_state import discard_pickled_trace
+
+    base = working_dir or pipelines_dir(config.root)
+    # before anything can ask dlt for `last_trace`: a trace file left (or planted) there would
+    # be unpickled
+    discard_pickled_trace(base / where.pipeline_name)
     return dlt.pipeline(
         pipeline_name=where.pipeline_name,
         destination=dlt_destination(config, source, where),
         dataset_name=where.dataset,
-        pipelines_dir=str(working_dir or pipelines_dir(config.root)),
+        pipelines_dir=str(base),
         dev_mode=False,
     )

@@ -34,7 +34,7 @@ from dlt_ops.plugins import PluginRegistry
 from dlt_ops.runner import counts
 from dlt_ops.runner.context import RunContext, active_run
 from dlt_ops.runner.gates import build_gates
-from dlt_ops.runner.pipeline import build_pipeline, project_environment
+from dlt_ops.runner.pipeline import build_pipeline, pipelines_dir, project_environment
 from dlt_ops.runner.window import Window
 
 log = structlog.get_logger(__name__)
@@ -173,6 +173,20 @@ def _interrupt_in(exc: BaseException) -> KeyboardInterrupt | None:
     return None
 
 
+@contextmanager
+def _no_trace_left(
+    config: ProjectConfig, request: RunRequest, where: ResolvedDestination
+) -> Iterator[None]:
+    """dlt's pickled trace may quote secrets: it never outlives the run (see working_state)."""
+    from dlt_ops.working_state import discard_pickled_trace
+
+    try:
+        yield
+    finally:
+        base = request.working_dir or pipelines_dir(config.root)
+        discard_pickled_trace(base / where.pipeline_name)
+
+
 def _select_resources(source: Any, wanted: tuple[str, ...], name: str) -> Any:
     if not wanted:
         return source
@@ -224,7 +238,7 @@ def execute_run(registry: PluginRegistry, config: ProjectConfig, request: RunReq
         open_session=session,
         backfill_id=request.backfill_id,
     )
-    with bound, project_environment(config.root):
+    with bound, project_environment(config.root), _no_trace_left(config, request, where):
         writer.start()
         try:
             outcome = _execute(ctx, request, project)
@@ -321,15 +335,14 @@ def _execute(ctx: RunContext, request: RunRequest, project: Any) -> dict[str, An
     from dlt_ops.project.introspect import load_source
     from dlt_ops.receipts.build import cost_rates
     from dlt_ops.receipts.counting import Tallies, attach_counters
-    from dlt_ops.secrets import resolve_secret_backend
+    from dlt_ops.secrets import engage_secrets
 
     config, registry = ctx.config, ctx.registry
     extras = ctx.extras
     extras["rates"] = cost_rates(config.source(request.source).cost, request.source)
     loaded = load_source(project, config, request.source)
     # secrets reach dlt's providers before the source function resolves them (every path)
-    _, backend = resolve_secret_backend(config, registry, request.source)
-    backend.prepare(config, request.source)
+    engage_secrets(config, registry, request.source)
     source = _select_resources(loaded.source_fn(), request.resources, request.source)
     _preflight(ctx, request, loaded.info, source)
     pipeline = build_pipeline(config, request.source, ctx.where, working_dir=request.working_dir)

@@ -1,0 +1,159 @@
+"""Teach redaction every secret a run can see: what dlt resolves as a secret, and secrets files.
+
+Destination passwords were the only masked values once; a source's ``api_key`` resolved by dlt
+from ``.dlt/secrets.toml`` or a ``SOURCES__X__API_KEY`` env var then leaked through any error
+message that quoted it (stderr, the ledger's ``error_summary``, receipts). Three feeds close that:
+
+* :func:`remember_secrets_file` reads a secrets TOML file without dlt (the project's
+  ``.dlt/secrets.toml``) and remembers the values held under secret-looking keys;
+* :func:`watch_dlt_secrets` hooks dlt's own config-resolution log, so every value dlt resolves
+  with a *secret hint* — ``dlt.secrets.value`` arguments, credentials fields, from any provider
+  (env vars, TOML files, vaults) — is remembered the moment it is resolved, before code that
+  received it can raise with it; it also reads dlt's secret-capable TOML providers (the global
+  ``secrets.toml`` too);
+* destination credentials, resolved by :mod:`dlt_ops.config.credentials` as before.
+
+Only values under secret-looking names (or with dlt's secret hint) are taken: a ``host`` or
+``username`` in ``secrets.toml`` is not a secret, and masking ``localhost`` everywhere would make
+every message unreadable.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import tomllib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from dlt_ops.redact import remember_secret
+
+_SECRET_NAME = re.compile(
+    r"pass|pwd|secret|token|key|auth|credential|private|signature|cookie|session|bearer",
+    re.IGNORECASE,
+)
+_lock = threading.Lock()
+_harvesting_class: type[Any] | None = None
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a config key's name says its value is a secret (``api_key``, ``password``...)."""
+    return bool(_SECRET_NAME.search(name))
+
+
+def secret_leaves(doc: Any, key: str = "") -> Iterator[str]:
+    """String values in ``doc`` held under a secret-looking key, at any depth."""
+    if isinstance(doc, Mapping):
+        for name, value in doc.items():
+            yield from secret_leaves(value, str(name))
+    elif isinstance(doc, list | tuple):
+        for value in doc:
+            yield from secret_leaves(value, key)
+    elif isinstance(doc, str) and is_secret_name(key):
+        yield doc
+
+
+def remember_secrets_file(path: Path) -> None:
+    """Remember the secret values of a secrets TOML file; a missing or broken file adds none."""
+    try:
+        doc = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return  # the secrets backend's own check reports a broken file
+    for value in secret_leaves(doc):
+        remember_secret(value)
+
+
+def _secret_values(value: Any) -> Iterator[str]:
+    """The strings to mask for a value dlt resolved with a secret hint."""
+    if isinstance(value, str):
+        yield value
+        return
+    try:
+        from dlt.common.configuration.specs import BaseConfiguration
+
+        if isinstance(value, BaseConfiguration):  # credentials object: its secret fields
+            hints = value.get_resolvable_fields()
+            from dlt.common.configuration import is_secret_hint
+
+            for name, hint in hints.items():
+                field = getattr(value, name, None)
+                if is_secret_hint(hint) or is_secret_name(name):
+                    yield from _secret_values(field)
+            return
+    except ImportError:  # pragma: no cover - dlt is always present when dlt resolved something
+        pass
+    yield from secret_leaves(value)
+
+
+def _harvesting_trace_log() -> type[Any]:
+    """A ``TraceLogContext`` that remembers secret values as dlt logs each resolution."""
+    global _harvesting_class
+    if _harvesting_class is not None:
+        return _harvesting_class
+    from dlt.common.configuration.specs import configspec
+    from dlt.common.configuration.utils import ResolvedValueTrace, TraceLogContext
+
+    @configspec
+    class HarvestingTraceLog(TraceLogContext):
+        def log(self, trace: ResolvedValueTrace) -> None:
+            _remember_trace(trace)
+            super().log(trace)
+
+    _harvesting_class = HarvestingTraceLog
+    return HarvestingTraceLog
+
+
+def _from_secrets(trace: Any) -> bool:
+    """A value under a secret-looking name read from a secrets provider (not a config file)."""
+    return is_secret_name(trace.key) and "secret" in str(trace.provider_name).lower()
+
+
+def watch_dlt_secrets() -> None:
+    """From now on, remember every secret dlt resolves in this thread (and dlt's pool threads).
+
+    Also reads dlt's secret-capable TOML providers once. Idempotent and cheap; call it on every
+    path that is about to run a source.
+    """
+    from dlt.common.configuration.container import Container
+    from dlt.common.configuration.utils import TraceLogContext
+
+    harvesting = _harvesting_trace_log()
+    with _lock:
+        current = Container()[TraceLogContext]
+        if not isinstance(current, harvesting):
+            replacement = harvesting()
+            # keep what was already logged, so nothing resolved before this call is lost
+            replacement.resolved_traces = list(current.resolved_traces)
+            replacement.all_traces = list(current.all_traces)
+            Container()[TraceLogContext] = replacement
+            for trace in current.resolved_traces:
+                _remember_trace(trace)
+    _read_secret_providers()
+
+
+def _remember_trace(trace: Any) -> None:
+    from dlt.common.configuration import is_secret_hint
+
+    if trace.value is not None and (is_secret_hint(trace.hint) or _from_secrets(trace)):
+        for value in _secret_values(trace.value):
+            remember_secret(value)
+
+
+def _read_secret_providers() -> None:
+    try:
+        from dlt.common.configuration.container import Container
+        from dlt.common.configuration.specs.pluggable_run_context import PluggableRunContext
+
+        providers = Container()[PluggableRunContext].providers.providers
+    except Exception:  # noqa: BLE001 - best effort: resolution traces still catch every secret
+        return
+    for provider in providers:
+        if not provider.supports_secrets or not hasattr(provider, "to_toml"):
+            continue
+        try:
+            doc = tomllib.loads(provider.to_toml())
+        except Exception:  # noqa: BLE001, S112 - an unreadable provider adds nothing
+            continue
+        for value in secret_leaves(doc):
+            remember_secret(value)
