@@ -272,6 +272,23 @@ class MissingIncrementalCursorError(PreflightError):
         )
 
 
+class IncrementalWindowError(PreflightError):
+    """A windowed run selects resources whose incremental dlt cannot bound to the window.
+
+    Exit code 2: the source's declaration is what must change, and nothing was written."""
+
+    exit_code = 2
+
+    def __init__(self, problems: Sequence[tuple[str, str, str]]) -> None:
+        self.resources = tuple(name for name, _, _ in problems)
+        listed = "; ".join(f"resource '{name}': {why}. Fix: {fix}" for name, why, fix in problems)
+        super().__init__(
+            f"window bounds were supplied but dlt cannot apply them to {len(problems)} selected "
+            f"resource(s), so the run would fail or load the wrong range; refused before "
+            f"anything was written. {listed}."
+        )
+
+
 # -- runs ---------------------------------------------------------------------------------------
 
 

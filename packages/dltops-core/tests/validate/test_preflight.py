@@ -129,7 +129,7 @@ def test_window_needs_incremental_cursor(prepared, h) -> None:
     with pytest.raises(errors.MissingIncrementalCursorError, match="rows"):
         run_preflight(*prepared(), window=True)
     src = h.good_source("alpha").replace(
-        "def rows():", 'def rows(ts=dlt.sources.incremental("id")):'
+        "def rows():", 'def rows(ts=dlt.sources.incremental("id", initial_value=0)):'
     )
     run_preflight(*prepared(src=src), window=True)
 

@@ -27,7 +27,11 @@ class ResourceFacts:
     ``dict_fields`` the model fields typed dict / list[dict] / Mapping; ``columns`` the
     computed table schema's columns with their scalar hints (``None`` when the schema needs a
     data item to compute); ``contract_columns`` the computed ``schema_contract`` columns mode
-    (when a string); ``incremental`` whether the resource has an incremental cursor.
+    (when a string); ``incremental`` whether the resource has an incremental cursor;
+    ``builder`` which of dlt's own sources built it (``sql_database``, ``rest_api``,
+    ``filesystem``; ``None`` for hand-written resources); ``window_error`` why dlt could not
+    bound its incremental to an external ``[from, to)`` window and the fix (``None`` when it
+    can, or when it has no incremental).
     """
 
     name: str
@@ -38,6 +42,8 @@ class ResourceFacts:
     columns: dict[str, dict[str, Any]] | None = None
     contract_columns: str | None = None
     incremental: bool = False
+    builder: str | None = None
+    window_error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The cacheable form."""
@@ -66,6 +72,8 @@ class ResourceFacts:
             columns=columns,
             contract_columns=_opt_str(data["contract_columns"]),
             incremental=bool(data["incremental"]),
+            builder=_opt_str(data["builder"]),
+            window_error=_opt_str(data["window_error"]),
         )
 
 
@@ -143,8 +151,31 @@ def _scalar_hints(columns: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
+#: Module prefixes of dlt's own sources → the name users know them by.
+DLT_BUILDERS = (
+    ("dlt.sources.sql_database", "sql_database"),
+    ("dlt.sources.rest_api", "rest_api"),
+    ("dlt.sources.filesystem", "filesystem"),
+)
+
+
+def builder_of(resource: Any) -> str | None:
+    """Which of dlt's own sources built ``resource`` (from its generator's module)."""
+    while resource is not None:
+        pipe = getattr(resource, "_pipe", None)
+        gen = getattr(pipe, "gen", None) if pipe is not None else None
+        module = getattr(gen, "__module__", None) or ""
+        for prefix, name in DLT_BUILDERS:
+            if module == prefix or module.startswith(prefix + "."):
+                return name
+        resource = getattr(resource, "_parent", None)  # a reader piped from filesystem()
+    return None
+
+
 def extract_resource(resource: Any) -> ResourceFacts:
     """The facts of one live ``DltResource``."""
+    from dlt_ops.project.incrementals import incremental_of, window_fix, window_problem
+
     declared = (getattr(resource, "_hints", None) or {}).get("original_columns")
     model = pydantic_model(declared)
     fields = getattr(declared, "model_fields", None)
@@ -154,6 +185,9 @@ def extract_resource(resource: Any) -> ResourceFacts:
         schema = None
     contract = (schema or {}).get("schema_contract")
     mode = contract.get("columns") if isinstance(contract, dict) else contract
+    found = incremental_of(resource)
+    builder = builder_of(resource)
+    why = window_problem(found, str(resource.name)) if found is not None else None
     return ResourceFacts(
         name=str(resource.name),
         model=model.__name__ if model is not None else None,
@@ -164,7 +198,9 @@ def extract_resource(resource: Any) -> ResourceFacts:
         ) if model is not None else (),
         columns=_scalar_hints(schema.get("columns", {})) if schema is not None else None,
         contract_columns=mode if isinstance(mode, str) else None,
-        incremental=getattr(resource, "incremental", None) is not None,
+        incremental=found is not None,
+        builder=builder,
+        window_error=f"{why}. Fix: {window_fix(found, builder)}" if why else None,
     )  # fmt: skip
 
 

@@ -8,7 +8,7 @@ from dlt_ops.plugins import Register
 
 @hookimpl
 def dlt_ops_register_validation_rules(register: Register) -> None:
-    """Register the 21 core rules (four of them slots filled by later releases)."""
+    """Register the 22 core rules (four of them slots filled by later releases)."""
     from dlt_ops.assertions.rules import ASSERTION_RULES
     from dlt_ops.ledger.stale_rule import STALE_SOURCES
     from dlt_ops.validate.rules_live import LIVE_RULES
@@ -37,6 +37,7 @@ CORE_RULE_ORDER = (
     "explicit_resource_name_multi_source",
     "cursor_not_load_timestamp",
     "incremental_cursor_required",
+    "incremental_accepts_window",
     "secret_backend_registered",
     "alert_sink_registered",
     "destination_capability",

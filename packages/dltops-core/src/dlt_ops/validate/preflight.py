@@ -14,6 +14,7 @@ import structlog
 
 from dlt_ops.errors import (
     DltOpsError,
+    IncrementalWindowError,
     MissingIncrementalCursorError,
     PluginLoadError,
     PluginLoadFailedError,
@@ -114,6 +115,31 @@ def _check_assertion_types(
                 _need(registry, "assertion_rule", key, needed_by)
 
 
+def check_window_incrementals(resources: Iterable[Any]) -> None:
+    """Every resource has an incremental dlt can bound to an external ``[from, to)`` window.
+
+    Raises ``MissingIncrementalCursorError`` (exit 1) when one has no incremental at all and
+    ``IncrementalWindowError`` (exit 2) when dlt would refuse to join the window (no datetime
+    ``initial_value``, a string cursor, ``allow_external_schedulers=False``): asked of dlt's
+    own join on a copy of each incremental, so a backfill fails here and not in chunk 1.
+    """
+    from dlt_ops.project.facts import builder_of
+    from dlt_ops.project.incrementals import incremental_of, window_fix, window_problem
+
+    resources = list(resources)
+    found = {r.name: incremental_of(r) for r in resources}
+    missing = [name for name, inc in found.items() if inc is None]
+    if missing:
+        raise MissingIncrementalCursorError(missing)
+    problems = []
+    for r in resources:
+        why = window_problem(found[r.name], r.name)  # type: ignore[arg-type]
+        if why is not None:
+            problems.append((r.name, why, window_fix(found[r.name], builder_of(r))))
+    if problems:
+        raise IncrementalWindowError(problems)
+
+
 def run_preflight(
     config: ProjectConfig,
     registry: PluginRegistry,
@@ -149,7 +175,8 @@ def run_preflight(
     engaged only with an adapter; (3) the source's secret backend is registered, loads and
     can serve it (the check the reference forgot to call); (4) configured alert sinks and
     (5) assertion types of selected resources are registered and load; (6) with ``window``,
-    every selected resource has an incremental cursor.
+    every selected resource has an incremental cursor that dlt can bound to the window
+    (:func:`check_window_incrementals`).
 
     Returns:
         A :class:`PreflightReport` (destination tier and adapter, secret backend name, the
@@ -159,7 +186,8 @@ def run_preflight(
         UnknownRuleIdError, DestinationNotResolvableError, PluginLoadFailedError,
         AdapterCapabilityError, DestinationCapabilityError, SecretBackendError,
         PluginNotRegisteredError, MissingIncrementalCursorError — all ``PreflightError``
-        (exit code 1); ``UnresolvedDestinationError`` (a ``ConfigError``, exit 2) when no
+        (exit code 1) but ``IncrementalWindowError`` (exit 2);
+        ``UnresolvedDestinationError`` (a ``ConfigError``, exit 2) when no
         destination is configured, and ``PluginConflictError`` when two plugins claim a name.
     """
     from dlt_ops.secrets import resolve_secret_backend
@@ -179,14 +207,8 @@ def run_preflight(
     backend, _ = resolve_secret_backend(config, registry, source.name)
     _check_alert_sinks(config, registry)
     _check_assertion_types(config, registry, source.name, names)
-    # assertions: twin of the assertion_config_valid / assertion_columns_exist rules
-    from dlt_ops.assertions.rules import check_assertions
-
-    check_assertions(config, registry, source.name, selection)
     if window:
-        missing = [r.name for r in resources if getattr(r, "incremental", None) is None]
-        if missing:
-            raise MissingIncrementalCursorError(missing)
+        check_window_incrementals(resources)
     notices = (destination.notice,) if destination.notice else ()
     for notice in notices:
         log.warning("preflight.core_mode", notice=notice)

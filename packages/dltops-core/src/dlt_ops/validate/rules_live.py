@@ -49,19 +49,55 @@ def no_resource_overlap(ctx: ValidationContext) -> Iterator[Finding]:
                 )  # fmt: skip
 
 
+def _exemption(source: str, rule: str) -> str:
+    return f'[sources.{source}.dlt_ops.rule_exemptions] {rule} = "<why>"'
+
+
+def _model_advice(source: str, res: ResourceFacts) -> str:
+    """What the author of ``res`` can do to give it a Pydantic model, by who built it."""
+    exempt = _exemption(source, "pydantic_columns_required")
+    if res.builder == "rest_api":
+        return (
+            f"dlt's rest_api source builds it and infers column types from the JSON it "
+            f'receives. Give it a model in its resource config ({{"name": "{res.name}", '
+            f'"columns": MyModel, "endpoint": ...}}) or exempt it: {exempt}'
+        )
+    if res.builder == "filesystem":
+        return (
+            f"dlt's filesystem readers infer column types from the files. Give it a model "
+            f"(resource.apply_hints(columns=MyModel)) or exempt it: {exempt}"
+        )
+    return f'declare a Pydantic model: @dlt.resource(name="{res.name}", columns=MyModel).'
+
+
 def pydantic_columns_required(ctx: ValidationContext) -> Iterator[Finding]:
-    """Every resource declares columns=<a pydantic.BaseModel subclass>."""
+    """Every resource declares columns=<a pydantic.BaseModel subclass>; sql_database
+    resources pass on the columns dlt reflects from the database."""
     for intro in ctx.live():
         for res in _resources(intro):
-            if res.model is not None:
-                continue
+            if res.model is not None or res.builder == "sql_database":
+                continue  # reflection gives sql_table resources a typed schema of their own
             what = "has no columns= model" if res.declared_type is None else (
                 f"declares columns= as {res.declared_type}, not a pydantic.BaseModel"
             )  # fmt: skip
             yield Finding(
                 intro.info.name, f"resource.{res.name}",
-                f"Resource '{res.name}' {what}; declare a Pydantic model: "
-                f"@dlt.resource(name=\"{res.name}\", columns=MyModel).",
+                f"Resource '{res.name}' {what}; {_model_advice(intro.info.name, res)}",
+            )  # fmt: skip
+
+
+def incremental_accepts_window(ctx: ValidationContext) -> Iterator[Finding]:
+    """Incremental cursors can take a backfill / --from/--to window (warning): dlt can bound
+    them to datetimes, so `pipeline backfill` would not be refused."""
+    for intro in ctx.live():
+        for res in _resources(intro):
+            if res.window_error is None:
+                continue
+            yield Finding(
+                intro.info.name, f"incremental.{res.name}",
+                f"Resource '{res.name}' cannot be backfilled or run with --from/--to: "
+                f"{res.window_error}.",
+                is_warning=True,
             )  # fmt: skip
 
 
@@ -123,6 +159,8 @@ LIVE_RULES = (
          pydantic_columns_required, needs_import=True, uses_facts=True),
     Rule("pydantic_model_forbids_extra", 'Resource models set extra="forbid".',
          pydantic_model_forbids_extra, needs_import=True, uses_facts=True),
+    Rule("incremental_accepts_window", "Incremental cursors can take a backfill window (warns).",
+         incremental_accepts_window, needs_import=True, uses_facts=True),
     Rule("incremental_cursor_required", "Resources of recurring sources have a cursor (opt-in).",
          incremental_cursor_required, default_on=False, needs_import=True, uses_facts=True),
 )  # fmt: skip
