@@ -1,9 +1,12 @@
-"""From a source's config to a live destination session: engine name, adapter, credentials."""
+"""From a source's config to a live destination session: engine name, adapter, credentials.
+
+Core code knows no engine by name: every engine fact (files, single writer, how dlt's
+destination is built) is declared by the engine's adapter.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from dlt_ops.adapters import (
     Capabilities,
@@ -20,32 +23,8 @@ _DLT_PREFIX = "dlt.destinations."
 
 
 def engine_name(destination: str) -> str:
-    """dlt's engine name for a destination reference (``dlt.destinations.duckdb`` → ``duckdb``)."""
+    """dlt's engine name for a destination reference (``dlt.destinations.<engine>`` → engine)."""
     return destination[len(_DLT_PREFIX) :] if destination.startswith(_DLT_PREFIX) else destination
-
-
-DUCKDB_MEMORY = ":memory:"
-
-
-def duckdb_database_path(target: ConnectionTarget) -> str:
-    """The DuckDB file dlt would use, resolved against the project root (never the cwd).
-
-    Accepts dlt's forms: a path, ``duckdb:///path``, a ``{"database": path}`` mapping, or
-    nothing (dlt's default ``<pipeline_name>.duckdb``). Lives in core because both the adapter
-    and the runner (which pins dlt to the same file) need it, adapter installed or not.
-    """
-    creds = target.credentials
-    if isinstance(creds, dict):
-        creds = creds.get("database")
-    if isinstance(creds, str) and creds.startswith("duckdb:///"):
-        creds = creds[len("duckdb:///") :]
-    if creds is None or creds == "":
-        creds = f"{target.pipeline_name or target.dataset}.duckdb"
-    creds = str(creds)
-    if creds.startswith(DUCKDB_MEMORY):
-        return DUCKDB_MEMORY
-    path = Path(creds).expanduser()
-    return str(path if path.is_absolute() else target.project_root / path)
 
 
 def pipeline_name_for(source: str) -> str:
@@ -55,6 +34,8 @@ def pipeline_name_for(source: str) -> str:
 
 _ADAPTER_METHODS = (
     "connect",
+    "dlt_destination",
+    "measured_cost",
     "close",
     "quote_identifier",
     "table_ref",
@@ -76,6 +57,8 @@ def adapter_problems(adapter: object) -> list[str]:
         missing.append("capabilities")
     if not isinstance(getattr(adapter, "name", None), str):
         missing.append("name")
+    if not isinstance(getattr(adapter, "dlt_setting_keys", None), tuple):
+        missing.append("dlt_setting_keys")
     return missing
 
 
@@ -90,10 +73,40 @@ def instantiate_adapter(engine: str, registered: object) -> DestinationAdapter:
     if missing:
         raise PluginError(
             f"destination adapter '{engine}' is missing required member(s): "
-            f"{', '.join(missing)}. Update the adapter package; `dlt-ops plugins doctor` "
-            f"shows where it comes from."
+            f"{', '.join(missing)}. Update the adapter package (subclassing "
+            f"dlt_ops.adapters.DestinationAdapter or SqlAdapterBase supplies the optional "
+            f"members); `dlt-ops plugins doctor` shows where it comes from."
         )
     return adapter  # type: ignore[return-value]
+
+
+#: Adapter tiers: an installed adapter package, a derived adapter (config opt-in), none.
+TIER_FULL, TIER_DERIVED, TIER_CORE = "full", "derived", "core"
+
+
+def adapter_tier(registry: PluginRegistry, engine: str) -> str:
+    """``full``, ``derived`` (untested, built from dlt's SQL client) or ``core`` (metadata only)."""
+    from dlt_ops.adapters.derived import is_derived
+
+    claims = [s for s in registry.sources("destination") if s.name == engine]
+    if not claims:
+        return TIER_CORE
+    return TIER_DERIVED if all(is_derived(s.value) for s in claims) else TIER_FULL
+
+
+def project_registry(config: ProjectConfig) -> PluginRegistry:
+    """A command's registry: installed plugins, the project's picks, and a derived adapter for
+    each engine in ``[dlt_ops] derived_adapters`` that no installed plugin claims."""
+    registry = PluginRegistry(picks=config.plugins)
+    if config.derived_adapters:
+        from dlt_ops.adapters.derived import add_derived_adapters
+
+        add_derived_adapters(
+            registry,
+            config.derived_adapters,
+            lambda engine: resolve_credentials(config.root, engine),
+        )
+    return registry
 
 
 def load_adapter(registry: PluginRegistry, engine: str) -> DestinationAdapter:
@@ -129,7 +142,8 @@ def connection_target(
     setting_keys: tuple[str, ...] = (),
 ) -> ConnectionTarget:
     """The adapter's connection target, with credentials (and any destination settings the
-    adapter asks for, e.g. BigQuery's ``location``) looked up as dlt would."""
+    adapter asks for in ``dlt_setting_keys``, e.g. a warehouse's ``location``) looked up as dlt
+    would."""
     options: dict[str, object] = {}
     for key in setting_keys:
         value = resolve_destination_setting(config.root, where.engine, key, where.pipeline_name)
@@ -152,5 +166,5 @@ def open_session(
 ) -> DestinationSession:
     """Connect to ``where`` through its registered adapter."""
     adapter = load_adapter(registry, where.engine)
-    keys = getattr(adapter, "dlt_setting_keys", ())
-    return DestinationSession.open(adapter, connection_target(config, where, setting_keys=keys))
+    target = connection_target(config, where, setting_keys=adapter.dlt_setting_keys)
+    return DestinationSession.open(adapter, target)

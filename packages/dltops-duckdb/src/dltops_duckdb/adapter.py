@@ -9,10 +9,32 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dlt_ops.adapters import Capabilities, ColumnInfo, ConnectionTarget, SqlAdapterBase, Statement
-from dlt_ops.destinations import DUCKDB_MEMORY as MEMORY
-from dlt_ops.destinations import duckdb_database_path as database_path
 
 __all__ = ["MEMORY", "DuckDBAdapter", "database_path"]
+
+MEMORY = ":memory:"
+
+
+def database_path(target: ConnectionTarget) -> str:
+    """The DuckDB file dlt would use, resolved against the project root (never the cwd).
+
+    Accepts dlt's forms: a path, ``duckdb:///path``, a ``{"database": path}`` mapping, or
+    nothing (dlt's default ``<pipeline_name>.duckdb``). The adapter reads this file and pins
+    dlt's destination to it (``dlt_destination``), so both always agree.
+    """
+    creds = target.credentials
+    if isinstance(creds, dict):
+        creds = creds.get("database")  # type: ignore[assignment]
+    if isinstance(creds, str) and creds.startswith("duckdb:///"):
+        creds = creds[len("duckdb:///") :]
+    if creds is None or creds == "":
+        creds = f"{target.pipeline_name or target.dataset}.duckdb"
+    creds = str(creds)
+    if creds.startswith(MEMORY):
+        return MEMORY
+    path = Path(creds).expanduser()
+    return str(path if path.is_absolute() else target.project_root / path)
+
 
 # information_schema lists every attached catalog: scope it to the connection's own one
 _COLUMNS = Statement(
@@ -102,8 +124,15 @@ class DuckDBAdapter(SqlAdapterBase):
         unique_constraints=True,
         transactions=True,
         rowcount=True,
+        single_writer=True,  # one process at a time may open the file for writing
         max_identifier_length=255,
     )
+
+    def dlt_destination(self, target: ConnectionTarget) -> Any:
+        """dlt's DuckDB destination pinned to the project-relative file this adapter reads."""
+        import dlt
+
+        return dlt.destinations.duckdb(credentials=database_path(target))
 
     def _open(self, target: ConnectionTarget) -> Any:
         path = database_path(target)

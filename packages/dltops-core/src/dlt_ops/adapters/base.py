@@ -2,14 +2,18 @@
 
 A subclass declares its engine facts (quote character, placeholder style, type names,
 capabilities) and implements three driver calls: ``_open``, ``_run`` and ``_close``. Everything
-else, rendering included, lives here once.
+else, rendering included, lives here once. It subclasses the ``DestinationAdapter`` protocol, so
+the protocol's optional members arrive with their defaults.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
+
+import structlog
 
 from dlt_ops.adapters.model import (
     Capabilities,
@@ -19,9 +23,12 @@ from dlt_ops.adapters.model import (
     TableSpec,
     check_identifier,
 )
+from dlt_ops.adapters.protocol import DestinationAdapter
 from dlt_ops.adapters.statements import Statement
 from dlt_ops.errors import DestinationError, DltOpsError
 from dlt_ops.redact import redact
+
+log = structlog.get_logger(__name__)
 
 _COLUMNS = Statement(
     "SELECT column_name, data_type FROM information_schema.columns "
@@ -29,7 +36,12 @@ _COLUMNS = Statement(
 )
 
 
-class SqlAdapterBase:
+#: Open ``transaction()`` blocks per live client (``id``), so an inner block joins the outer one.
+_DEPTH: dict[int, int] = {}
+_DEPTH_LOCK = threading.Lock()
+
+
+class SqlAdapterBase(DestinationAdapter):
     """Shared rendering and DDL for SQL engines; subclasses supply the driver calls."""
 
     name: ClassVar[str]
@@ -130,16 +142,48 @@ class SqlAdapterBase:
         """Run a query; all rows as tuples."""
         return [tuple(r) for r in self._dispatch(client, dataset, stmt, params, fetch=True)]
 
+    def _begin(self, client: Any) -> None:
+        self._run(client, "BEGIN", (), fetch=False)
+
+    def _commit(self, client: Any) -> None:
+        self._run(client, "COMMIT", (), fetch=False)
+
+    def _rollback(self, client: Any) -> None:
+        self._run(client, "ROLLBACK", (), fetch=False)
+
     @contextmanager
     def transaction(self, client: Any) -> Iterator[None]:
-        """BEGIN ... COMMIT, ROLLBACK on error."""
-        self._run(client, "BEGIN", (), fetch=False)
+        """BEGIN ... COMMIT, ROLLBACK on error; a block opened inside another one joins it."""
+        key = id(client)
+        with _DEPTH_LOCK:
+            depth = _DEPTH.get(key, 0)
+            _DEPTH[key] = depth + 1
         try:
-            yield
-        except BaseException:
-            self._run(client, "ROLLBACK", (), fetch=False)
-            raise
-        self._run(client, "COMMIT", (), fetch=False)
+            if depth:  # the outer block owns BEGIN/COMMIT: the inner work shares its fate
+                yield
+                return
+            try:
+                self._begin(client)
+            except Exception as exc:
+                raise self._wrap(exc, f"{self.name} could not begin a transaction") from exc
+            try:
+                yield
+            except BaseException:
+                try:
+                    self._rollback(client)
+                except Exception as exc:  # keep the original error; the engine may have rolled back
+                    log.warning("adapter.rollback_failed", error=type(exc).__name__)
+                raise
+            try:
+                self._commit(client)
+            except Exception as exc:
+                raise self._wrap(exc, f"{self.name} could not commit the transaction") from exc
+        finally:
+            with _DEPTH_LOCK:
+                if _DEPTH[key] <= 1:
+                    del _DEPTH[key]
+                else:
+                    _DEPTH[key] -= 1
 
     # -- DDL ----------------------------------------------------------------------------------
 
@@ -150,7 +194,7 @@ class SqlAdapterBase:
             self.execute(client, dataset, Statement(f"CREATE SCHEMA IF NOT EXISTS {q}"))
 
     def create_table_sql(self, dataset: str, spec: TableSpec) -> str:
-        """The native ``CREATE TABLE IF NOT EXISTS`` for ``spec``."""
+        """The native ``CREATE TABLE [IF NOT EXISTS]`` for ``spec`` (per ``if_exists_ddl``)."""
         cols = [
             f"{self.quote_identifier(c.name)} {self.type_names[c.type]}"
             + ("" if c.nullable else " NOT NULL")
@@ -158,9 +202,8 @@ class SqlAdapterBase:
         ]
         if spec.unique and self.capabilities.unique_constraints:
             cols.append(f"UNIQUE ({', '.join(self.quote_identifier(u) for u in spec.unique)})")
-        return (
-            f"CREATE TABLE IF NOT EXISTS {self.table_ref(dataset, spec.name)} ({', '.join(cols)})"
-        )
+        guard = "IF NOT EXISTS " if self.capabilities.if_exists_ddl else ""
+        return f"CREATE TABLE {guard}{self.table_ref(dataset, spec.name)} ({', '.join(cols)})"
 
     def create_index_sql(self, dataset: str, spec: TableSpec) -> list[str]:
         """``CREATE INDEX IF NOT EXISTS`` for each of ``spec.indexes``."""
@@ -174,6 +217,8 @@ class SqlAdapterBase:
 
     def create_table(self, client: Any, dataset: str, spec: TableSpec) -> None:
         """Create ``spec`` if absent (idempotent)."""
+        if not self.capabilities.if_exists_ddl and self.fetch_columns(client, dataset, spec.name):
+            return  # no native IF NOT EXISTS: look first
         statements = [self.create_table_sql(dataset, spec)]
         if self.capabilities.indexes:
             statements += self.create_index_sql(dataset, spec)
@@ -184,10 +229,13 @@ class SqlAdapterBase:
             raise self._wrap(exc, f"could not create table {spec.name}") from exc
 
     def drop_table(self, client: Any, dataset: str, table: str) -> None:
-        """``DROP TABLE IF EXISTS`` (idempotent)."""
+        """``DROP TABLE IF EXISTS`` (idempotent; looked up first without ``if_exists_ddl``)."""
         ref = self.table_ref(dataset, table)
+        guard = "IF EXISTS " if self.capabilities.if_exists_ddl else ""
+        if not guard and self.fetch_columns(client, dataset, table) is None:
+            return
         try:
-            self._run(client, f"DROP TABLE IF EXISTS {ref}", (), fetch=False)
+            self._run(client, f"DROP TABLE {guard}{ref}", (), fetch=False)
         except Exception as exc:
             raise self._wrap(exc, f"could not drop table {table}") from exc
 

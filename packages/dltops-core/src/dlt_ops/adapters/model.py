@@ -72,11 +72,16 @@ class Capabilities:
     """What an adapter's engine can do, declared once (never probed at runtime).
 
     ``create_schema``: the adapter creates datasets/schemas (else ``ensure_dataset`` is a no-op).
-    ``if_exists_ddl``: ``CREATE/DROP TABLE IF [NOT] EXISTS`` is native (else probed first).
-    ``unique_constraints``: the engine enforces ``UNIQUE`` (BigQuery does not).
+    ``if_exists_ddl``: ``CREATE/DROP TABLE IF [NOT] EXISTS`` is native (else the base class
+    looks the table up first and emits the plain statement).
+    ``unique_constraints``: the engine enforces ``UNIQUE`` (some warehouses only declare it).
     ``transactions``: ``adapter.transaction(client)`` gives atomic multi-statement work.
+    ``nested_transactions``: a ``transaction()`` opened inside another one joins it (or is a
+    savepoint); when ``False`` the inner one raises ``DestinationError`` instead.
     ``rowcount``: ``execute`` reports rows affected by INSERT/UPDATE/DELETE.
     ``indexes``: ``CREATE INDEX IF NOT EXISTS`` is supported and worth emitting.
+    ``single_writer``: one process at a time may write the database (an embedded file engine),
+    so backfill runs its chunks one after another instead of in worker processes.
     ``max_identifier_length``: longest table/column/dataset name accepted.
     """
 
@@ -84,8 +89,10 @@ class Capabilities:
     if_exists_ddl: bool = True
     unique_constraints: bool = True
     transactions: bool = True
+    nested_transactions: bool = True
     rowcount: bool = True
     indexes: bool = False
+    single_writer: bool = False
     max_identifier_length: int = 63
 
 

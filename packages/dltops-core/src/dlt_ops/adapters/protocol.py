@@ -24,10 +24,20 @@ class DestinationAdapter(Protocol):
 
     Adapters are stateless: every method receives the live client it works on. Values always
     travel as bound parameters; identifiers are validated against the grammar and quoted.
+
+    Threading contract: a client is used by one thread at a time, but not always the thread
+    that opened it (a run's heartbeat thread writes through the command's connection, with
+    ``DestinationSession`` serializing the calls). Open clients so any thread may use them.
+
+    The last three members are optional: they have defaults here, which an adapter inherits by
+    subclassing this protocol (or ``SqlAdapterBase``, which does) and overrides where its
+    engine has something to say.
     """
 
     name: str
     capabilities: Capabilities
+    #: dlt settings (not credentials) the adapter needs, delivered in ``ConnectionTarget.options``.
+    dlt_setting_keys: tuple[str, ...] = ()
 
     def connect(self, target: ConnectionTarget) -> SqlClient:
         """Open a native connection from the credentials dlt would use; fail within the timeout."""
@@ -68,3 +78,17 @@ class DestinationAdapter(Protocol):
 
     def transaction(self, client: SqlClient) -> AbstractContextManager[None]:
         """Run the enclosed statements atomically (when ``capabilities.transactions``)."""
+
+    # -- optional members (defaults inherited by subclassing) ------------------------------------
+
+    def dlt_destination(self, target: ConnectionTarget) -> Any | None:
+        """The dlt destination a run loads through, when the adapter must pin it (e.g. to the
+        project-relative file it reads); ``None`` lets dlt build it from the project's config."""
+        return None
+
+    def measured_cost(self, client: SqlClient, dataset: str, run: Any) -> float | None:
+        """What the destination billed for ``run``'s load, in dollars (``None``: not known).
+
+        ``run`` is the run's ledger record (``started_at``, ``completed_at``, ``dlt_run_id``...).
+        """
+        return None

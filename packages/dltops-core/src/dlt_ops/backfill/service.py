@@ -32,10 +32,6 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger(__name__)
 
-#: Engines whose database is a file one process writes at a time: workers run in-process,
-#: one chunk after another (dlt's loads could not overlap there anyway).
-SINGLE_WRITER_ENGINES = frozenset({"duckdb"})
-
 
 def new_token() -> str:
     """A worker token unique per invocation: ``host:pid:<8 hex>``."""
@@ -171,7 +167,8 @@ def execute_backfill(
         log.info("backfill.seeded", chunks=plan.total, token=token, workers=options.workers)
         if on_start is not None:
             on_start(plan, rows)
-        if options.workers > 1 and where.engine not in SINGLE_WRITER_ENGINES:
+        # a single-writer engine (per its adapter) runs chunks in-process, one after another
+        if options.workers > 1 and not session.adapter.capabilities.single_writer:
             from dlt_ops.backfill.workers import run_worker_processes
 
             run_worker_processes(config, plan, options, token, record)

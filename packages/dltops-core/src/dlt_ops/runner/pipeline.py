@@ -1,4 +1,5 @@
-"""Building the dlt pipeline for a run: project-scoped working state, project-relative DuckDB."""
+"""Building the dlt pipeline for a run: project-scoped working state, and the dlt destination
+the source's adapter pins (e.g. an embedded engine's project-relative file)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,13 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dlt_ops.config import ProjectConfig
-from dlt_ops.destinations import ResolvedDestination, connection_target, duckdb_database_path
+from dlt_ops.destinations import ResolvedDestination, connection_target
+
+if TYPE_CHECKING:
+    from dlt_ops.adapters import DestinationAdapter
 
 #: dlt-ops' local state lives here, inside the project (git-ignored by ``init``).
 STATE_DIR = ".dlt-ops"
@@ -34,14 +38,29 @@ def project_environment(root: Path) -> Iterator[None]:
             os.environ["DLT_PROJECT_DIR"] = previous
 
 
-def dlt_destination(config: ProjectConfig, source: str, where: ResolvedDestination) -> Any:
-    """The dlt destination for ``source``: DuckDB pinned to the project's file, else dlt's ref."""
-    import dlt
-
-    if where.engine == "duckdb":
-        path = duckdb_database_path(connection_target(config, where))
-        return dlt.destinations.duckdb(credentials=path)
+def dlt_destination(
+    config: ProjectConfig,
+    source: str,
+    where: ResolvedDestination,
+    adapter: DestinationAdapter | None = None,
+) -> Any:
+    """The dlt destination for ``source``: the one its adapter pins, else dlt's reference."""
+    if adapter is not None:
+        target = connection_target(config, where, setting_keys=adapter.dlt_setting_keys)
+        pinned = adapter.dlt_destination(target)
+        if pinned is not None:
+            return pinned
     return config.destination_for(source)
+
+
+def _adapter_for(config: ProjectConfig, where: ResolvedDestination) -> DestinationAdapter | None:
+    """The source's adapter, for callers that did not pass it (``None`` at core tier)."""
+    from dlt_ops.destinations import load_adapter, project_registry
+
+    registry = project_registry(config)
+    if not registry.has("destination", where.engine):
+        return None
+    return load_adapter(registry, where.engine)
 
 
 def build_pipeline(
@@ -50,19 +69,24 @@ def build_pipeline(
     where: ResolvedDestination,
     *,
     working_dir: Path | None = None,
+    adapter: DestinationAdapter | None = None,
 ) -> Any:
-    """``dlt.pipeline(<source>_pipeline, ...)`` with working state under the project."""
+    """``dlt.pipeline(<source>_pipeline, ...)`` with working state under the project.
+
+    ``adapter`` is the source's destination adapter (looked up when not given)."""
     import dlt
 
     from dlt_ops.working_state import discard_pickled_trace
 
+    if adapter is None:
+        adapter = _adapter_for(config, where)
     base = working_dir or pipelines_dir(config.root)
     # before anything can ask dlt for `last_trace`: a trace file left (or planted) there would
     # be unpickled
     discard_pickled_trace(base / where.pipeline_name)
     return dlt.pipeline(
         pipeline_name=where.pipeline_name,
-        destination=dlt_destination(config, source, where),
+        destination=dlt_destination(config, source, where, adapter),
         dataset_name=where.dataset,
         pipelines_dir=str(base),
         dev_mode=False,
