@@ -126,3 +126,24 @@ def test_planted_source_secrets_appear_nowhere(tmp_path: Path, cli, dest: str, r
     tables = _duckdb_dump(root) if db is None else _postgres_dump(db.url)
     assert "_dlt_ops_runs" in tables or "failed" in tables
     assert not _leaks(tables)
+
+
+EARLY_SOURCE = '''
+import dlt
+
+
+@dlt.source(name="leaky")
+def leaky_source(api_key: str = dlt.secrets.value):
+    raise ValueError(f"the api rejected {api_key}")
+'''
+
+
+def test_validate_masks_a_secret_quoted_while_instantiating(tmp_path: Path, cli) -> None:  # noqa: ANN001
+    root = _project(tmp_path / "proj", "duckdb")
+    (root / "pl" / "source" / "leaky.py").write_text(EARLY_SOURCE)
+    for _ in range(2):  # the second validate reads the facts cache
+        proc = cli("pipeline", "validate", cwd=root)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "the api rejected ***" in proc.stdout + proc.stderr
+        assert not _leaks(proc.stdout + proc.stderr)
+    assert _file_leaks(root) == {}

@@ -30,6 +30,7 @@ from dlt_ops.project.sandbox import (
     module_digest,
     verdicts,
 )
+from dlt_ops.redact import redact
 
 log = structlog.get_logger(__name__)
 
@@ -160,6 +161,11 @@ def _load(
 
 
 def _instantiate(result: Introspection, fn: Callable[..., Any]) -> None:
+    from dlt_ops.config.secret_values import remember_secrets_file, watch_dlt_secrets
+
+    # calling the source resolves its secrets: any message quoting one must come out masked
+    remember_secrets_file(result.info.pipeline_dir.parent / ".dlt" / "secrets.toml")
+    watch_dlt_secrets()
     try:
         result.source = fn()
     except Exception as exc:
@@ -175,7 +181,7 @@ def _instantiate(result: Introspection, fn: Callable[..., Any]) -> None:
 
 
 def _describe(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
+    text = " ".join(redact(str(exc)).split())
     return f"{type(exc).__name__}: {text[:400]}"
 
 
