@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import textwrap
 import types
+from dataclasses import dataclass
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
@@ -18,6 +19,12 @@ from dlt_ops.errors import (
     UnknownPluginError,
 )
 from dlt_ops.plugins import PluginRegistry
+from dlt_ops.plugins.protocols import TRIGGER_EMITTER
+
+
+@dataclass(frozen=True)
+class Emitter:
+    description: str
 
 
 def _emitters(*names: str, module_name: str = "inline_emitters") -> types.ModuleType:
@@ -26,7 +33,7 @@ def _emitters(*names: str, module_name: str = "inline_emitters") -> types.Module
     @hookimpl
     def dlt_ops_register_trigger_emitters(register):  # noqa: ANN001, ANN202
         for name in names:
-            register(f"{module_name}:{name}", name=name)
+            register(Emitter(f"{module_name}:{name}"), name=name)
 
     mod.dlt_ops_register_trigger_emitters = dlt_ops_register_trigger_emitters
     return mod
@@ -38,7 +45,7 @@ def _write_module(tmp_path: Path, name: str, body: str) -> None:
 
 def test_inline_plugin_registers(plugin_registry) -> None:  # noqa: ANN001
     registry = plugin_registry(("trigger_emitter", "airflow", _emitters("airflow")))
-    assert registry.get("trigger_emitter", "airflow") == "inline_emitters:airflow"
+    assert registry.get("trigger_emitter", "airflow").description == "inline_emitters:airflow"
     assert registry.names("trigger_emitter") == ["airflow"]
 
 
@@ -74,7 +81,7 @@ def test_unrelated_broken_plugin_never_breaks_a_lookup(
         entry_points=[EntryPoint("broken", "broken_plugin_a", "dlt_ops.destination")]
     )
     registry.add_plugin(_emitters("cli"), name="cli", kind="trigger_emitter")
-    assert registry.get("trigger_emitter", "cli") == "inline_emitters:cli"
+    assert registry.get("trigger_emitter", "cli").description == "inline_emitters:cli"
     with pytest.raises(PluginLoadError, match="missing sdk"):
         registry.get("destination", "broken")
     assert [f.source.name for f in registry.failures] == ["broken"]
@@ -112,7 +119,7 @@ def test_a_pick_resolves_the_conflict(plugin_registry) -> None:  # noqa: ANN001
         ("trigger_emitter", "cli2", _emitters("cli", module_name="two")),
         picks={"trigger_emitter": {"cli": "two"}},
     )
-    assert registry.get("trigger_emitter", "cli") == "two:cli"
+    assert registry.get("trigger_emitter", "cli").description == "two:cli"
     assert registry.conflicts() == []
 
 
@@ -127,8 +134,10 @@ def test_one_module_behind_two_entry_points_is_one_plugin(
 
         @hookimpl
         def dlt_ops_register_trigger_emitters(register):
-            register("a", name="a")
-            register("b", name="b")
+            from dlt_ops.builtin.triggers import TriggerEmitter
+
+            register(TriggerEmitter("a", "first"), name="a")
+            register(TriggerEmitter("b", "second"), name="b")
         """,
     )
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -138,14 +147,14 @@ def test_one_module_behind_two_entry_points_is_one_plugin(
     ]
     registry = PluginRegistry(entry_points=eps)
     registry.load_all()
-    assert registry.get("trigger_emitter", "a") == "a"
-    assert registry.get("trigger_emitter", "b") == "b"
+    assert registry.get(TRIGGER_EMITTER, "a").description == "first"
+    assert registry.get(TRIGGER_EMITTER, "b").description == "second"
     assert registry.conflicts() == []
 
 
 def test_a_name_registered_under_another_entry_point_is_found(plugin_registry) -> None:  # noqa: ANN001
     registry = plugin_registry(("trigger_emitter", "pack", _emitters("x", "y")))
-    assert registry.get("trigger_emitter", "y") == "inline_emitters:y"
+    assert registry.get("trigger_emitter", "y").description == "inline_emitters:y"
 
 
 def test_unknown_names_list_what_is_registered(plugin_registry) -> None:  # noqa: ANN001
@@ -166,3 +175,110 @@ def test_installed_builtins_load_from_entry_points() -> None:
     registry = PluginRegistry()
     assert "duckdb" in registry.names("destination")
     assert registry.get("trigger_emitter", "cli").name == "cli"
+
+
+def test_a_typed_kind_returns_the_registered_object(plugin_registry) -> None:  # noqa: ANN001
+    registry = plugin_registry(("trigger_emitter", "cron", _emitters("cron")))
+    emitter = registry.get(TRIGGER_EMITTER, "cron")
+    assert emitter.description == "inline_emitters:cron"
+
+
+def test_failed_plugins_are_not_offered_as_registered_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_module(tmp_path, "broken_emitters", "raise ImportError('no sdk')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = PluginRegistry(
+        entry_points=[EntryPoint("airflow", "broken_emitters", "dlt_ops.trigger_emitter")]
+    )
+    registry.add_plugin(_emitters("cli"), name="cli", kind="trigger_emitter")
+    with pytest.raises(UnknownPluginError) as err:
+        registry.get("trigger_emitter", "cron")
+    assert "registered: cli" in str(err.value) and "airflow" not in str(err.value)
+
+
+def test_a_registration_of_the_wrong_shape_is_refused_and_the_rest_stand(plugin_registry) -> None:  # noqa: ANN001
+    mod = types.ModuleType("half_emitters")
+
+    @hookimpl
+    def dlt_ops_register_trigger_emitters(register):  # noqa: ANN001, ANN202
+        register("not an emitter", name="bad")
+        register(Emitter("fine"), name="good")
+
+    mod.dlt_ops_register_trigger_emitters = dlt_ops_register_trigger_emitters
+    registry = plugin_registry(("trigger_emitter", "good", mod))
+    assert registry.get("trigger_emitter", "good").description == "fine"
+    with pytest.raises(PluginLoadError, match="lacks: description"):
+        registry.get("trigger_emitter", "bad")
+    assert [(r.name, r.kind) for r in registry.rejected] == [("bad", "trigger_emitter")]
+    assert registry.names("trigger_emitter") == ["good"]
+
+
+def test_a_plugin_lists_the_names_it_registered_not_its_entry_point(plugin_registry) -> None:  # noqa: ANN001
+    registry = plugin_registry(("trigger_emitter", "pack", _emitters("x", "y")))
+    registry.load_all()
+    (source,) = registry.sources("trigger_emitter")
+    assert registry.registered_by(source) == ["x", "y"]
+    assert registry.names("trigger_emitter") == ["x", "y"]
+
+
+def test_hook_problems_flag_unmarked_hooks_and_plugins_without_hooks(plugin_registry) -> None:  # noqa: ANN001
+    typo = types.ModuleType("undecorated_typo")
+
+    def dlt_ops_register_trigger_emitter(register):  # noqa: ANN001, ANN202 - no "s", no marker
+        register(Emitter("never"), name="never")
+
+    typo.dlt_ops_register_trigger_emitter = dlt_ops_register_trigger_emitter
+    plain = types.ModuleType("undecorated_right_name")
+
+    def dlt_ops_register_trigger_emitters(register):  # noqa: ANN001, ANN202 - no marker
+        register(Emitter("never"), name="never")
+
+    plain.dlt_ops_register_trigger_emitters = dlt_ops_register_trigger_emitters
+    registry = plugin_registry(
+        ("trigger_emitter", "typo", typo),
+        ("trigger_emitter", "plain", plain),
+        ("trigger_emitter", "cli", _emitters("cli")),
+    )
+    by_name = {s.name: registry.hook_problems(s) for s in registry.sources()}
+    assert by_name["typo"] == [
+        "implements no hook",
+        "dlt_ops_register_trigger_emitter: matches no hook (misspelled?)",
+    ]
+    assert by_name["plain"] == [
+        "implements no hook",
+        "dlt_ops_register_trigger_emitters: not decorated with @hookimpl",
+    ]
+    assert by_name["cli"] == []
+
+
+def test_a_lifecycle_plugin_loads_without_a_registration_hook(plugin_registry) -> None:  # noqa: ANN001
+    mod = types.ModuleType("observer_plugin")
+    seen: list[str] = []
+
+    @hookimpl
+    def dlt_ops_run_started(record):  # noqa: ANN001, ANN202
+        seen.append(record)
+
+    mod.dlt_ops_run_started = dlt_ops_run_started
+    registry = plugin_registry(("lifecycle", "observer", mod))
+    assert registry.failures == []
+    assert registry.hooks_of(registry.sources("lifecycle")[0]) == ("dlt_ops_run_started",)
+
+
+def test_the_plugin_package_never_imports_the_hook_specs() -> None:
+    # hookspecs names types from every feature: a static import from the manager would close
+    # import cycles, so the manager loads the spec module by name (see plugins/kinds.py)
+    import ast
+
+    import dlt_ops.plugins
+
+    for path in Path(dlt_ops.plugins.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            assert not any(n.startswith("dlt_ops.hookspecs") for n in names), path.name

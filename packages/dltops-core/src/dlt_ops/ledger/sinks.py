@@ -1,4 +1,10 @@
-"""The ledger-sink contract: what a sink receives and how ``status`` reads one back."""
+"""The ledger-sink contract: what a sink receives and how ``status`` reads one back.
+
+A sink must implement :class:`LedgerSink` (the write side). The read side is optional and
+split by command, so a sink implements exactly what it can answer: :class:`RunReader`
+(``status``, ``runs list|show``), :class:`LedgerPruner` (``runs prune``) and
+:class:`ReceiptStore` (a run's receipt rows, shown by ``runs show``).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from dlt_ops.ledger.model import RunRecord
 
 if TYPE_CHECKING:
     from dlt_ops.adapters import DestinationSession
+    from dlt_ops.receipts.model import ReceiptRow
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,42 @@ class LedgerSink(Protocol):
 
     def finish(self, run: RunRecord) -> None:
         """Record the run's terminal status and counts."""
+
+
+@runtime_checkable
+class RunReader(Protocol):
+    """The read side ``status`` and ``runs list|show`` use."""
+
+    def read_runs(self, query: LedgerQuery) -> list[RunRecord] | None:
+        """Newest-first runs matching ``query``; ``None`` when no ledger exists yet."""
+
+    def read_run(self, ref: str) -> list[RunRecord]:
+        """Every attempt (one record per ``started_at``) of the run whose id is or starts with
+        ``ref``, newest first; ``[]`` when there is none."""
+
+
+@runtime_checkable
+class LedgerPruner(Protocol):
+    """What ``runs prune`` calls."""
+
+    def prune(self, older_than: datetime, *, dry_run: bool) -> int:
+        """Delete (or count, with ``dry_run``) runs started before ``older_than``, with their
+        receipt rows; return the number of runs."""
+
+
+@runtime_checkable
+class ReceiptStore(Protocol):
+    """A sink that also keeps a run's receipt rows (``runs show`` prints them)."""
+
+    def receipts(self, run: RunRecord, rows: list[ReceiptRow]) -> None:
+        """Store the finished run's receipt rows (one per resource); called after ``finish``."""
+
+    def read_receipts(self, run_id: str) -> list[ReceiptRow]:
+        """Every stored receipt row of ``run_id`` (all attempts)."""
+
+
+#: A ledger-sink factory: what ``dlt_ops_register_ledger_sinks`` registers.
+LedgerSinkFactory = Callable[[LedgerSinkContext], LedgerSink]
 
 
 @runtime_checkable

@@ -14,41 +14,32 @@ A registry is a plain object: build one per command (or per test); there is no g
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Mapping
+import inspect
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint
-from typing import Any, Protocol
+from types import ModuleType
+from typing import TypeVar, overload
 
 import pluggy
 
-from dlt_ops import hookspecs
 from dlt_ops.errors import (
     PluginConflictError,
     PluginLoadError,
     UnknownDestinationError,
     UnknownPluginError,
 )
+from dlt_ops.plugins.kinds import (
+    GROUP_PREFIX,
+    HOOKSPECS_MODULE,
+    KIND_HOOKS,
+    KINDS,
+    Kind,
+    registration_problem,
+)
 
-GROUP_PREFIX = "dlt_ops."
-
-#: Plugin kinds, in display order, and the registration hook each one answers.
-KIND_HOOKS: Mapping[str, str] = {
-    "destination": "dlt_ops_register_destinations",
-    "ledger_sink": "dlt_ops_register_ledger_sinks",
-    "assertion_rule": "dlt_ops_register_assertion_rules",
-    "trigger_emitter": "dlt_ops_register_trigger_emitters",
-    "validation_rule": "dlt_ops_register_validation_rules",
-    "secret_backend": "dlt_ops_register_secret_backends",
-}
-KINDS: tuple[str, ...] = tuple(KIND_HOOKS)
-
-from dlt_ops import hookimpl  # noqa: E402,F401 - one marker, re-exported
-
-
-class Register(Protocol):
-    """The callback a registration hook receives: ``register(obj, name="...")``."""
-
-    def __call__(self, obj: Any, *, name: str) -> None: ...
+T = TypeVar("T")
+HOOK_PREFIX = "dlt_ops_"
 
 
 @dataclass(frozen=True)
@@ -79,7 +70,7 @@ class Registration:
 
     kind: str
     name: str
-    obj: Any
+    obj: object
     source: PluginSource
 
 
@@ -87,6 +78,16 @@ class Registration:
 class PluginFailure:
     """A plugin that could not be imported or registered."""
 
+    source: PluginSource
+    error: str
+
+
+@dataclass(frozen=True)
+class RejectedRegistration:
+    """A ``register(obj, name=...)`` call the kind refused (the plugin's other names stand)."""
+
+    kind: str
+    name: str
     source: PluginSource
     error: str
 
@@ -131,12 +132,28 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def unmarked_hooks(module: object, known: Iterable[str]) -> list[str]:
+    """Functions of ``module`` named like a hook but not marked ``@hookimpl`` (pluggy skips
+    them silently): each with what is wrong, misspelled or undecorated."""
+    known = set(known)
+    found = []
+    for attr, value in sorted(vars(module).items()) if hasattr(module, "__dict__") else ():
+        if not attr.startswith(HOOK_PREFIX) or not inspect.isfunction(value):
+            continue
+        if hasattr(value, "dlt_ops_impl"):
+            continue  # marked: pluggy registered it (or check_pending refused the plugin)
+        why = "not decorated with @hookimpl" if attr in known else "matches no hook (misspelled?)"
+        found.append(f"{attr}: {why}")
+    return found
+
+
 class PluginRegistry:
     """Lazily loads plugins from entry points and answers ``get(kind, name)``.
 
     ``entry_points`` defaults to the installed ``dlt_ops.*`` entry points; tests pass their own
     list (or ``[]``) and add inline plugins with :meth:`add_plugin`. ``picks`` is the parsed
-    ``[dlt_ops.plugins]`` table: ``{kind: {name: distribution-or-module}}``.
+    ``[dlt_ops.plugins]`` table: ``{kind: {name: distribution-or-module}}``. ``specs`` is the
+    module of hook specifications (default :data:`~dlt_ops.plugins.kinds.HOOKSPECS_MODULE`).
     """
 
     def __init__(
@@ -144,9 +161,10 @@ class PluginRegistry:
         *,
         entry_points: Iterable[EntryPoint] | None = None,
         picks: Mapping[str, Mapping[str, str]] | None = None,
+        specs: ModuleType | None = None,
     ) -> None:
         self.pm = pluggy.PluginManager("dlt_ops")
-        self.pm.add_hookspecs(hookspecs)
+        self.pm.add_hookspecs(specs or importlib.import_module(HOOKSPECS_MODULE))
         self.picks: dict[str, dict[str, str]] = {k: dict(v) for k, v in (picks or {}).items()}
         eps = installed_entry_points() if entry_points is None else list(entry_points)
         self._plugins: list[_Plugin] = []
@@ -157,6 +175,7 @@ class PluginRegistry:
         self._registrations: list[Registration] = []
         self._called: set[tuple[int, str]] = set()
         self.failures: list[PluginFailure] = []
+        self.rejected: list[RejectedRegistration] = []
 
     # -- building ------------------------------------------------------------------------------
 
@@ -165,7 +184,7 @@ class PluginRegistry:
         if key in self._seen:  # the same entry point seen twice is one plugin, not a conflict
             return None
         self._seen.add(key)
-        if source.kind not in KIND_HOOKS:
+        if source.kind not in KINDS:
             self.unknown_kinds.append(source)
             return None
         plugin = _Plugin(source=source, module=module)
@@ -186,7 +205,7 @@ class PluginRegistry:
         kind = plugin.source.kind
         if kind in plugin.called_kinds:
             return True
-        if any(f.source == plugin.source for f in self.failures):
+        if self._failed(plugin.source):
             return False
         try:
             if plugin.module is None:
@@ -206,7 +225,7 @@ class PluginRegistry:
                     if impl.plugin is plugin.module
                 )
             )
-            if (id(plugin.module), kind) not in self._called:
+            if kind in KIND_HOOKS and (id(plugin.module), kind) not in self._called:
                 self._call_registration_hook(plugin)
                 self._called.add((id(plugin.module), kind))
         except Exception as exc:  # a broken plugin is recorded, never raised into other work
@@ -215,6 +234,9 @@ class PluginRegistry:
         plugin.called_kinds.add(kind)
         return True
 
+    def _failed(self, source: PluginSource) -> bool:
+        return any(f.source == source for f in self.failures)
+
     def _call_registration_hook(self, plugin: _Plugin) -> None:
         source = plugin.source
         hook_name = KIND_HOOKS[source.kind]
@@ -222,9 +244,13 @@ class PluginRegistry:
         caller = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
         found: list[Registration] = []
 
-        def register(obj: Any, *, name: str) -> None:
+        def register(obj: object, /, *, name: str) -> None:
             if not isinstance(name, str) or not name:
                 raise TypeError(f"register() needs a non-empty name, got {name!r}")
+            problem = registration_problem(source.kind, obj)
+            if problem is not None:  # refused, recorded; the plugin's other names still count
+                self.rejected.append(RejectedRegistration(source.kind, name, source, problem))
+                return
             found.append(Registration(source.kind, name, obj, source))
 
         caller(register=register)
@@ -243,14 +269,29 @@ class PluginRegistry:
         return [p.source for p in self._plugins if kind is None or p.source.kind == kind]
 
     def names(self, kind: str) -> list[str]:
-        """Every name of ``kind`` that entry points or loaded plugins register (no imports)."""
-        names = {s.name for s in self.sources(kind)}
-        names.update(r.name for r in self._registrations if r.kind == kind)
+        """Every usable name of ``kind`` (no imports): what loaded plugins registered, plus the
+        entry-point names of plugins not loaded yet. Plugins that failed are left out."""
+        names = {r.name for r in self._registrations if r.kind == kind}
+        names.update(  # not loaded yet: the entry-point name is all the metadata says
+            p.source.name
+            for p in self._plugins
+            if p.source.kind == kind and kind not in p.called_kinds and not self._failed(p.source)
+        )
         return sorted(names)
 
     def registrations(self, kind: str | None = None) -> list[Registration]:
         """Registrations made by plugins loaded so far."""
         return [r for r in self._registrations if kind is None or r.kind == kind]
+
+    def registered_by(self, source: PluginSource) -> list[str]:
+        """The names a loaded plugin registered under its kind (not its entry-point name)."""
+        return sorted(
+            {
+                r.name
+                for r in self._registrations
+                if r.kind == source.kind and _same_plugin(r.source, source)
+            }
+        )
 
     def hooks_of(self, source: PluginSource) -> tuple[str, ...]:
         """Hook implementations a loaded plugin provides."""
@@ -258,6 +299,18 @@ class PluginRegistry:
             if plugin.source == source:
                 return plugin.hooks
         return ()
+
+    def hook_problems(self, source: PluginSource) -> list[str]:
+        """Why a loaded plugin is suspect: it implements no hook, or has functions named like
+        hooks that pluggy ignored (undecorated or misspelled)."""
+        for plugin in self._plugins:
+            if plugin.source == source and plugin.module is not None:
+                known = [n for n in dir(self.pm.hook) if n.startswith(HOOK_PREFIX)]
+                problems = unmarked_hooks(plugin.module, known)
+                if not plugin.hooks:
+                    problems.insert(0, "implements no hook")
+                return problems
+        return []
 
     def conflicts(self) -> list[tuple[str, str, list[PluginSource]]]:
         """``(kind, name, claimants)`` for every name with several claimants and no valid pick."""
@@ -279,13 +332,26 @@ class PluginRegistry:
         matches = [c for c in claimants if pick in (c.dist, c.value)]
         return matches[0] if len(matches) == 1 else None
 
-    def get(self, kind: str, name: str) -> Any:
+    @overload
+    def get(self, kind: Kind[T], name: str) -> T: ...
+
+    @overload
+    def get(self, kind: str, name: str) -> object: ...
+
+    def get(self, kind: Kind[T] | str, name: str) -> T | object:
         """The object registered as ``kind``/``name``, loading only the plugins that claim it.
+
+        Pass a typed kind (``LEDGER_SINK`` from :mod:`dlt_ops.plugins.protocols`) to get the
+        kind's protocol type back; a kind name answers ``object``.
 
         Raises :class:`UnknownPluginError` (:class:`UnknownDestinationError` for destinations),
         :class:`PluginLoadError` when the claiming plugin failed to load, and
         :class:`PluginConflictError` when distinct plugins claim the name without a pick.
         """
+        kind_name = kind.name if isinstance(kind, Kind) else kind
+        return self._lookup(kind_name, name)
+
+    def _lookup(self, kind: str, name: str) -> object:
         candidates = [p for p in self._plugins if p.source.kind == kind and p.source.name == name]
         for plugin in candidates:
             self._load(plugin)
@@ -298,6 +364,10 @@ class PluginRegistry:
             if failed:
                 f = failed[0]
                 raise PluginLoadError(kind, name, f.source.origin, f.error)
+            rejected = [r for r in self.rejected if r.kind == kind and r.name == name]
+            if rejected:
+                r = rejected[0]
+                raise PluginLoadError(kind, name, r.source.origin, r.error)
             if kind == "destination":
                 raise UnknownDestinationError(name, self.names(kind))
             raise UnknownPluginError(kind, name, self.names(kind))
@@ -315,13 +385,3 @@ class PluginRegistry:
     def has(self, kind: str, name: str) -> bool:
         """Whether any plugin claims ``kind``/``name`` by entry point (metadata only)."""
         return any(s.name == name for s in self.sources(kind))
-
-
-def build_registry(
-    picks: Mapping[str, Mapping[str, str]] | None = None,
-) -> PluginRegistry:
-    """The registry for a command: installed entry points plus the project's picks."""
-    return PluginRegistry(picks=picks)
-
-
-Factory = Callable[..., Any]
