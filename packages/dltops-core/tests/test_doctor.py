@@ -125,3 +125,51 @@ def test_doctor_flags_an_incomplete_adapter_and_a_misspelled_group(tmp_path: Pat
     assert proc.returncode == 1
     assert "halfdb" in proc.stdout and "lacks: connect" in proc.stdout
     assert "unknown plugin kind 'dlt_ops.destinations'" in proc.stdout
+
+
+def test_doctor_flags_hookless_plugins_unmarked_hooks_and_refused_names(tmp_path: Path) -> None:
+    _install_dist(
+        tmp_path / "site",
+        "sloppy-plugins",
+        """
+        [dlt_ops.trigger_emitter]
+        nohooks = sloppy_nohooks
+        typo = sloppy_typo
+        pack = sloppy_pack
+        """,
+        {
+            "sloppy_nohooks": "VALUE = 1\n",
+            "sloppy_typo": """
+            def dlt_ops_register_trigger_emitter(register):  # misspelled and undecorated
+                pass
+            """,
+            "sloppy_pack": """
+            from dataclasses import dataclass
+            from dlt_ops import hookimpl
+
+            @dataclass(frozen=True)
+            class Emitter:
+                description: str
+
+            @hookimpl
+            def dlt_ops_register_trigger_emitters(register):
+                register(Emitter("runs started by cron"), name="cron")
+                register("a string, not an emitter", name="broken")
+            """,
+        },
+    )
+    proc = _cli(tmp_path / "site", "plugins", "doctor", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = {ln.split()[0]: ln for ln in proc.stdout.splitlines() if ln.startswith("  ")}
+    assert "implements no hook" in lines["nohooks"]
+    assert "dlt_ops_register_trigger_emitter: matches no hook (misspelled?)" in lines["typo"]
+    assert "registers: cron" in lines["pack"]
+    assert "'broken' not registered: str lacks: description" in lines["pack"]
+    assert "3 failure(s)" in proc.stdout
+    listed = _cli(tmp_path / "site", "plugins", "list", "--json", cwd=tmp_path)
+    rows = {r["name"]: r for r in json.loads(listed.stdout)}
+    assert rows["pack"]["registers"] == ["cron"] and rows["pack"]["status"] == "incomplete"
+    table = _cli(tmp_path / "site", "plugins", "list", cwd=tmp_path).stdout
+    assert "REGISTERS" in table.splitlines()[0]
+    (pack_line,) = [ln for ln in table.splitlines() if ln.split()[1:2] == ["pack"]]
+    assert pack_line.split()[2] == "cron"

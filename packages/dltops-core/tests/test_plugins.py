@@ -150,6 +150,8 @@ def test_one_module_behind_two_entry_points_is_one_plugin(
     assert registry.get(TRIGGER_EMITTER, "a").description == "first"
     assert registry.get(TRIGGER_EMITTER, "b").description == "second"
     assert registry.conflicts() == []
+    # each entry point accounts for its own name, not its sibling's
+    assert [registry.registered_by(s) for s in registry.sources()] == [["a"], ["b"]]
 
 
 def test_a_name_registered_under_another_entry_point_is_found(plugin_registry) -> None:  # noqa: ANN001

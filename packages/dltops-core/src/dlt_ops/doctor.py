@@ -18,7 +18,10 @@ class PluginRow:
     module: str
     hooks: list[str]
     registers: list[str]
-    status: str  # "ok" | "failed" | "conflict" | "incomplete"
+    #: "ok" | "failed" (import or registration hook raised) | "conflict" | "incomplete" (loaded,
+    #: but a name was refused, no hook is implemented, a hook-like function is unmarked, or an
+    #: adapter lacks protocol members: ``error`` says which)
+    status: str
     error: str | None = None
 
     def to_json(self) -> dict[str, object]:
@@ -36,7 +39,7 @@ class DoctorReport:
 
     @property
     def failures(self) -> list[PluginRow]:
-        """Rows that failed to load or registered an incomplete adapter."""
+        """Rows that failed to load or loaded with problems (``incomplete``)."""
         return [r for r in self.rows if r.status in ("failed", "incomplete")]
 
     @property
@@ -51,13 +54,30 @@ def _adapter_problem(registry: PluginRegistry, source: PluginSource) -> str | No
     for reg in registry.registrations("destination"):
         if reg.source.value == source.value and reg.source.dist == source.dist:
             try:
-                obj = reg.obj() if isinstance(reg.obj, type) else reg.obj
+                made = reg.obj  # a class or factory is called; an instance (has connect) kept
+                if isinstance(made, type) or (callable(made) and not hasattr(made, "connect")):
+                    made = made()
+                obj = made
             except Exception as exc:  # a factory that raises is a broken plugin
                 return f"{type(exc).__name__}: {exc}"
             missing = adapter_problems(obj)
             if missing:
                 return f"adapter '{reg.name}' lacks: {', '.join(missing)}"
     return None
+
+
+def _problems(registry: PluginRegistry, source: PluginSource) -> list[str]:
+    """What is wrong with a plugin that loaded: refused names, hooks pluggy ignored, an
+    adapter that lacks protocol members."""
+    problems = [
+        f"'{r.name}' not registered: {r.error}"
+        for r in registry.rejected
+        if r.kind == source.kind and (r.source.dist, r.source.value) == (source.dist, source.value)
+    ]
+    problems += registry.hook_problems(source)
+    if source.kind == "destination" and (problem := _adapter_problem(registry, source)):
+        problems.append(problem)
+    return problems
 
 
 def inspect_plugins(registry: PluginRegistry) -> DoctorReport:
@@ -69,18 +89,12 @@ def inspect_plugins(registry: PluginRegistry) -> DoctorReport:
     report = DoctorReport(conflicts=conflicts, unknown_kinds=list(registry.unknown_kinds))
     for kind in KINDS:
         for source in registry.sources(kind):
-            registers = sorted(
-                {
-                    r.name
-                    for r in registry.registrations(kind)
-                    if (r.source.dist, r.source.value) == (source.dist, source.value)
-                }
-            )
+            registers = registry.registered_by(source)
             status, error = "ok", failed.get(source)
             if error:
                 status = "failed"
-            elif kind == "destination" and (problem := _adapter_problem(registry, source)):
-                status, error = "incomplete", problem
+            elif problems := _problems(registry, source):
+                status, error = "incomplete", "; ".join(problems)
             elif any((kind, n) in conflicted for n in registers):
                 status = "conflict"
             report.rows.append(

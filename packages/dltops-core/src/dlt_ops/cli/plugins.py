@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from dlt_ops.cli.state import AppState
 
+if TYPE_CHECKING:
+    from dlt_ops.plugins import PluginRegistry
+
 plugins_app = typer.Typer(no_args_is_help=True, help="Inspect installed dlt-ops plugins.")
 
 
-def _registry(ctx: typer.Context) -> object:
+def _registry(ctx: typer.Context) -> PluginRegistry:
     """The registry, with the project's picks when run inside a project."""
     from dlt_ops.errors import ProjectRootNotFoundError
 
@@ -25,26 +28,36 @@ def _registry(ctx: typer.Context) -> object:
         return state.registry(use_project=False)
 
 
+def _short(names: list[str], most: int = 3) -> str:
+    """A table cell: the first few names, then how many more (``--json`` has them all)."""
+    if not names:
+        return "-"
+    shown = ",".join(names[:most])
+    return shown if len(names) <= most else f"{shown},+{len(names) - most} more"
+
+
 @plugins_app.command("list")
 def list_plugins(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False,
 ) -> None:
-    """List plugins: name, kind, distribution, version, hooks and load status."""
+    """List plugins: kind, entry point, the names it registered, distribution, version, hooks
+    and load status."""
     from dlt_ops.doctor import inspect_plugins
 
-    report = inspect_plugins(_registry(ctx))  # type: ignore[arg-type]
+    report = inspect_plugins(_registry(ctx))
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in report.rows], indent=2))
         return
     if not report.rows:
         typer.echo("No plugins installed.")
         return
-    header = ("KIND", "NAME", "DISTRIBUTION", "VERSION", "HOOKS", "STATUS")
+    header = ("KIND", "ENTRY POINT", "REGISTERS", "DISTRIBUTION", "VERSION", "HOOKS", "STATUS")
     rows = [
         (
             r.kind,
             r.name,
+            _short(r.registers),
             r.distribution or "<inline>",
             r.version or "-",
             ",".join(h.removeprefix("dlt_ops_") for h in r.hooks) or "-",
@@ -59,17 +72,20 @@ def list_plugins(
 
 @plugins_app.command("doctor")
 def doctor(ctx: typer.Context) -> None:
-    """Load every plugin; exit 1 on load failures, name conflicts, unknown hooks or kinds."""
+    """Load every plugin; exit 1 on load failures, refused names, plugins without hooks or with
+    unmarked/misspelled hook functions, name conflicts and unknown kinds."""
     from dlt_ops.doctor import inspect_plugins
     from dlt_ops.plugins import KINDS
 
-    report = inspect_plugins(_registry(ctx))  # type: ignore[arg-type]
+    report = inspect_plugins(_registry(ctx))
     for kind in KINDS:
         rows = [r for r in report.rows if r.kind == kind]
         typer.echo(f"{kind}:" + ("" if rows else " (none)"))
         for r in rows:
             origin = f"[{r.distribution} {r.version}]" if r.distribution else "[<inline>]"
             line = f"  {r.name}  {origin}  {r.module}"
+            if r.registers and r.registers != [r.name]:
+                line += f"  registers: {', '.join(r.registers)}"
             if r.status in ("failed", "incomplete"):
                 line += f"  FAILED: {r.error}"
             typer.echo(line)

@@ -284,12 +284,20 @@ class PluginRegistry:
         return [r for r in self._registrations if kind is None or r.kind == kind]
 
     def registered_by(self, source: PluginSource) -> list[str]:
-        """The names a loaded plugin registered under its kind (not its entry-point name)."""
+        """The names an entry point accounts for: what its module registered under its kind,
+        less the names a sibling entry point of the same module is named after."""
+        siblings = {
+            p.source.name
+            for p in self._plugins
+            if p.source.kind == source.kind and _same_plugin(p.source, source)
+        } - {source.name}
         return sorted(
             {
                 r.name
                 for r in self._registrations
-                if r.kind == source.kind and _same_plugin(r.source, source)
+                if r.kind == source.kind
+                and _same_plugin(r.source, source)
+                and (r.name == source.name or r.name not in siblings)
             }
         )
 
