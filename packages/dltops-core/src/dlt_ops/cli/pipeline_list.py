@@ -1,4 +1,10 @@
-"""``dlt-ops pipeline list`` and ``pipeline resources``: Phase 1 only, no project imports."""
+"""``dlt-ops pipeline list`` and ``pipeline resources``.
+
+Phase 1 (the import-free scan) for sources whose resources are written as ``@dlt.resource``;
+sources that build their resources at run time (dlt's ``sql_database``, ``rest_api``,
+``filesystem``) are listed from the Phase-2 facts cache, or one sandboxed look that fills it
+(:mod:`dlt_ops.project.runtime_resources`). ``--static`` never imports anything.
+"""
 
 from __future__ import annotations
 
@@ -14,12 +20,27 @@ from dlt_ops.cli.state import AppState, RootOption
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.project import Project, SourceInfo
+    from dlt_ops.project.runtime_resources import ResourceListing
 
 _FOOTNOTE = (
     "Resource counts are a static, import-free estimate: a resource shared under a pipeline's "
     "resource/ counts toward every source of that pipeline; validate and run resolve the "
     "actual per-source list."
 )
+_RUNTIME_NOTE = (
+    "* discovered at run time: the source builds these resources when it runs (e.g. dlt's "
+    "sql_database, rest_api, filesystem); listed from a sandboxed import, cached in "
+    ".dlt-ops/validate-facts.json."
+)
+RUNTIME_MARK = "(discovered at run time)"
+
+StaticOption = Annotated[
+    bool,
+    typer.Option(
+        "--static",
+        help="Import-free scan only: sources that build their resources at run time show none.",
+    ),
+]
 
 
 def _discover(ctx: typer.Context, root: Path | None) -> tuple[ProjectConfig, Project]:
@@ -30,9 +51,24 @@ def _discover(ctx: typer.Context, root: Path | None) -> tuple[ProjectConfig, Pro
     return config, discover(config.root)
 
 
-def source_json(config: ProjectConfig, info: SourceInfo) -> dict[str, Any]:
+def _listings(
+    config: ProjectConfig, project: Project, names: list[str] | None, static: bool
+) -> dict[str, ResourceListing]:
+    from dlt_ops.project.runtime_resources import ResourceListing, resource_listings
+
+    if static:
+        chosen = names if names is not None else list(project.sources)
+        return {n: ResourceListing(project.sources[n].static_resources) for n in chosen}
+    return resource_listings(project, config, names)
+
+
+def source_json(
+    config: ProjectConfig, info: SourceInfo, listing: ResourceListing | None = None
+) -> dict[str, Any]:
     """The JSON shape of one source in ``list --json``."""
     cfg = config.source(info.name)
+    names = listing.names if listing is not None else info.static_resources
+    runtime = sorted(listing.runtime) if listing is not None else []
     return {
         "name": info.name,
         "pipeline": info.pipeline,
@@ -41,7 +77,9 @@ def source_json(config: ProjectConfig, info: SourceInfo) -> dict[str, Any]:
         "module": info.module_path.relative_to(config.root).as_posix(),
         "schedule": cfg.schedule if cfg.schedule_valid else None,
         "airflow_var": cfg.airflow_var,
-        "resources": list(info.static_resources),
+        "resources": list(names),
+        "runtime_resources": runtime,
+        "resources_error": listing.error if listing is not None else None,
     }
 
 
@@ -52,9 +90,11 @@ def list_sources(
         typer.Option("--schedule", "-s", help="Only sources with this schedule, e.g. @daily."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False,
+    static: StaticOption = False,
     root: RootOption = None,
 ) -> None:
-    """List the project's sources (static scan; never imports project code)."""
+    """List the project's sources (static scan; sources that build their resources at run
+    time are imported in the sandbox once, then answered from a cache)."""
     from dlt_ops.config import Schedule
     from dlt_ops.errors import UsageError
 
@@ -62,9 +102,11 @@ def list_sources(
     if schedule is not None and schedule not in valid:
         raise UsageError(f"invalid --schedule {schedule!r}; valid: {', '.join(valid)}.")
     config, project = _discover(ctx, root)
-    rows = [source_json(config, info) for info in project.sources.values()]
+    infos = list(project.sources.values())
     if schedule is not None:  # the filter applies in JSON mode too (a reference bug)
-        rows = [r for r in rows if r["schedule"] == schedule]
+        infos = [i for i in infos if _schedule(config, i) == schedule]
+    listings = _listings(config, project, [i.name for i in infos], static)
+    rows = [source_json(config, info, listings[info.name]) for info in infos]
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -75,10 +117,18 @@ def list_sources(
     typer.echo(f"{'Name':<30} {'Pipeline':<15} {'Schedule':<10} Resources")
     typer.echo("-" * 70)
     for r in rows:
-        typer.echo(
-            f"{r['name']:<30} {r['pipeline']:<15} {r['schedule'] or '-':<10} {len(r['resources'])}"
-        )
+        count = f"{len(r['resources'])}{'*' if r['runtime_resources'] else ''}"
+        if r["resources_error"]:
+            count += " (run-time look failed: see `pipeline resources`)"
+        typer.echo(f"{r['name']:<30} {r['pipeline']:<15} {r['schedule'] or '-':<10} {count}")
     typer.echo(f"\n{_FOOTNOTE}")
+    if any(r["runtime_resources"] for r in rows):
+        typer.echo(_RUNTIME_NOTE)
+
+
+def _schedule(config: ProjectConfig, info: SourceInfo) -> str | None:
+    cfg = config.source(info.name)
+    return cfg.schedule if cfg.schedule_valid else None
 
 
 def _pick_source(project: Project) -> str:
@@ -97,9 +147,11 @@ def show_resources(
     ctx: typer.Context,
     source: Annotated[str | None, typer.Option("--source", "-s", help="Source name.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False,
+    static: StaticOption = False,
     root: RootOption = None,
 ) -> None:
-    """Show one source's resources (static scan; never imports project code)."""
+    """Show one source's resources (static scan; a source that builds its resources at run
+    time is imported in the sandbox once, then answered from a cache)."""
     from dlt_ops.errors import UnknownSourceError, UsageError
 
     config, project = _discover(ctx, root)
@@ -114,10 +166,11 @@ def show_resources(
             typer.echo(json.dumps({"error": str(exc), "available_sources": list(exc.known)}))
             raise typer.Exit(exc.exit_code) from None
         raise
+    listing = _listings(config, project, [info.name], static)[info.name]
     if as_json:
-        typer.echo(json.dumps(list(info.static_resources), indent=2))
+        typer.echo(json.dumps(list(listing.names), indent=2))
         return
-    row = source_json(config, info)
+    row = source_json(config, info, listing)
     typer.echo(f"Source: {info.name}")
     typer.echo(f"Pipeline: {info.pipeline}")
     typer.echo(f"Module: {row['module']}")
@@ -126,6 +179,11 @@ def show_resources(
     typer.echo(f"Schedule: {row['schedule'] or '-'}")
     if row["airflow_var"]:
         typer.echo(f"Airflow Variable: {row['airflow_var']}")
-    typer.echo(f"\nResources ({len(info.static_resources)}):")
-    for name in info.static_resources:
-        typer.echo(f"  • {name}")
+    typer.echo(f"\nResources ({len(listing.names)}):")
+    for name in listing.names:
+        typer.echo(f"  • {name} {RUNTIME_MARK}" if name in listing.runtime else f"  • {name}")
+    if listing.error:
+        typer.echo(
+            f"\nThe source builds its resources at run time, but importing and calling it "
+            f"failed: {listing.error}. `dlt-ops pipeline validate` shows details."
+        )

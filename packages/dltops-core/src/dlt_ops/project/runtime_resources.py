@@ -1,0 +1,98 @@
+"""Resource lists for ``pipeline list`` / ``pipeline resources``, including run-time ones.
+
+The Phase-1 scan sees ``@dlt.resource`` definitions only. dlt's own sources
+(``sql_database``/``sql_table``, ``rest_api``, ``filesystem``) build their resources when the
+source function runs, so their static list is empty. For those, the list comes from Phase 2:
+the facts cache when it is still valid (no import, no dlt), else one sandboxed import and
+instantiation (:func:`~dlt_ops.project.introspect.introspect`), whose facts are cached for the
+next call exactly as validate caches them. Names that Phase 1 did not see are marked as
+discovered at run time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import structlog
+
+if TYPE_CHECKING:
+    from dlt_ops.config import ProjectConfig
+    from dlt_ops.project.model import Project, SourceInfo
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class ResourceListing:
+    """One source's resources: every name, those found only at run time, and any failure.
+
+    ``error`` says why the run-time look failed (the list is then the static one)."""
+
+    names: tuple[str, ...]
+    runtime: frozenset[str] = field(default_factory=frozenset)
+    error: str | None = None
+
+
+def _static(info: SourceInfo) -> ResourceListing:
+    return ResourceListing(info.static_resources)
+
+
+def _from_names(info: SourceInfo, names: Iterable[str]) -> ResourceListing:
+    names = tuple(names)
+    return ResourceListing(names, frozenset(set(names) - set(info.static_resources)))
+
+
+def resource_listings(
+    project: Project,
+    config: ProjectConfig,
+    names: Iterable[str] | None = None,
+    *,
+    look: bool = True,
+) -> dict[str, ResourceListing]:
+    """Listings for ``names`` (default: every source).
+
+    A valid facts-cache entry always wins (it is what validate and run saw). Without one, a
+    source whose static list is empty is imported in the sandbox and instantiated when
+    ``look`` is true; every other source keeps its static list, never importing anything.
+    """
+    from dlt_ops.project.facts_cache import FactsCache, FactsKeys
+    from dlt_ops.project.sandbox import module_digest
+
+    selected = [project.sources[n] for n in (names if names is not None else project.sources)]
+    cache, keys = FactsCache(project.root), FactsKeys(project)
+    out: dict[str, ResourceListing] = {}
+    todo: list[str] = []
+    for info in selected:
+        try:
+            digest = module_digest(project.root, info.pipeline_dir, info.module_path)
+            facts = cache.get(info, keys.key(info, digest))
+        except OSError:
+            facts = None
+        if facts is not None:
+            out[info.name] = _from_names(info, facts.resource_names)
+        elif look and not info.static_resources:
+            todo.append(info.name)
+        else:
+            out[info.name] = _static(info)
+    if todo:
+        out.update(_look(project, config, todo))
+    return {info.name: out[info.name] for info in selected}
+
+
+def _look(project: Project, config: ProjectConfig, names: list[str]) -> dict[str, ResourceListing]:
+    """Phase 2 for ``names``: sandbox, import, instantiate; facts land in the cache."""
+    from dlt_ops.project.introspect import introspect
+    from dlt_ops.redact import redact
+
+    out = {}
+    for name, result in introspect(project, config, names, cached_facts=True).items():
+        info = project.sources[name]
+        if result.facts is not None:
+            out[name] = _from_names(info, result.facts.resource_names)
+            continue
+        error = result.import_error or result.instantiate_error or "not instantiated"
+        log.info("resources.runtime_look_failed", source=name, error=error)
+        out[name] = ResourceListing(info.static_resources, error=redact(error))
+    return out
