@@ -2,8 +2,7 @@
 
 A sink must implement :class:`LedgerSink` (the write side). The read side is optional and
 split by command, so a sink implements exactly what it can answer: :class:`RunReader`
-(``status``, ``runs list|show``), :class:`LedgerPruner` (``runs prune``) and
-:class:`ReceiptStore` (a run's receipt rows, shown by ``runs show``).
+(``status``, ``runs list|show``, ``backfill show``) and :class:`LedgerPruner` (``runs prune``).
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from dlt_ops.ledger.model import RunRecord
 
 if TYPE_CHECKING:
     from dlt_ops.adapters import DestinationSession
-    from dlt_ops.receipts.model import ReceiptRow
 
 
 @dataclass(frozen=True)
@@ -80,19 +78,8 @@ class LedgerPruner(Protocol):
     """What ``runs prune`` calls."""
 
     def prune(self, older_than: datetime, *, dry_run: bool) -> int:
-        """Delete (or count, with ``dry_run``) runs started before ``older_than``, with their
-        receipt rows; return the number of runs."""
-
-
-@runtime_checkable
-class ReceiptStore(Protocol):
-    """A sink that also keeps a run's receipt rows (``runs show`` prints them)."""
-
-    def receipts(self, run: RunRecord, rows: list[ReceiptRow]) -> None:
-        """Store the finished run's receipt rows (one per resource); called after ``finish``."""
-
-    def read_receipts(self, run_id: str) -> list[ReceiptRow]:
-        """Every stored receipt row of ``run_id`` (all attempts)."""
+        """Delete (or count, with ``dry_run``) runs started before ``older_than``; return the
+        number of runs."""
 
 
 #: A ledger-sink factory: what ``dlt_ops_register_ledger_sinks`` registers.

@@ -31,7 +31,6 @@ from dlt_ops.ledger.sinks import (
     LedgerSinkContext,
     LedgerSinkFactory,
     ReadableLedgerSink,
-    ReceiptStore,
     RunReader,
 )
 from dlt_ops.plugins.kinds import Kind, Register
@@ -72,7 +71,6 @@ __all__ = [
     "LedgerSinkContext",
     "LedgerSinkFactory",
     "ReadableLedgerSink",
-    "ReceiptStore",
     "Register",
     "RunReader",
     "SecretBackend",
