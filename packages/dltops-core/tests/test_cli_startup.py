@@ -1,9 +1,13 @@
-"""`dlt-ops --help` stays cheap: no dlt, no database driver, no plugin module."""
+"""`dlt-ops --help` stays cheap: no dlt, no database driver, no plugin module, no markdown
+renderer; a command imports its own module and no other command's."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 FORBIDDEN = (
     "dlt",
@@ -17,27 +21,47 @@ FORBIDDEN = (
     "sqlglot",
     "pyarrow",
 )
+#: typer's help renderer imports these at module level; dlt-ops' plain help text needs neither
+MARKDOWN = ("markdown_it", "rich.markdown")
+#: the registration layer every invocation loads; any other ``dlt_ops.cli.*`` is a command module
+CLI_CORE = {
+    "dlt_ops.cli.app",
+    "dlt_ops.cli.errors",
+    "dlt_ops.cli.lazy",
+    "dlt_ops.cli.pipeline",
+    "dlt_ops.cli.rich_help",
+    "dlt_ops.cli.state",
+}
 HELP = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import run; run()"
+# also list sys.modules at exit: importtime misses modules loaded by importlib.import_module
+HELP = f"try:\n    {HELP}\nfinally:\n    sys.stderr.write('\\nMODULES:' + ','.join(sys.modules))"
 
 
-def _imported_modules(*args: str) -> set[str]:
+def _imported_modules(*args: str, cwd: Path | None = None) -> set[str]:
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", HELP, *args],
         capture_output=True,
         text=True,
         check=False,
+        cwd=cwd,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     names = set()
     for line in proc.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
             names.add(line.rsplit("|", 1)[1].strip())
+        elif line.startswith("MODULES:"):
+            names.update(line.removeprefix("MODULES:").split(","))
     assert "dlt_ops.cli" in names, "importtime output not parsed"
     return names
 
 
-def _offenders(names: set[str]) -> list[str]:
-    return sorted(n for n in names for f in FORBIDDEN if n == f or n.startswith(f + "."))
+def _offenders(names: set[str], forbidden: tuple[str, ...] = FORBIDDEN) -> list[str]:
+    return sorted(n for n in names for f in forbidden if n == f or n.startswith(f + "."))
+
+
+def _command_modules(names: set[str]) -> set[str]:
+    return {n for n in names if n.startswith("dlt_ops.cli.")} - CLI_CORE
 
 
 def test_help_imports_no_dlt_driver_or_plugin() -> None:
@@ -46,6 +70,37 @@ def test_help_imports_no_dlt_driver_or_plugin() -> None:
 
 def test_subcommand_help_imports_no_dlt_driver_or_plugin() -> None:
     assert _offenders(_imported_modules("plugins", "--help")) == []
+
+
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["pipeline", "--help"], ["pipeline", "status", "--help"]]
+)
+def test_help_renders_without_markdown_machinery(argv: list[str]) -> None:
+    assert _offenders(_imported_modules(*argv), MARKDOWN) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--help"], set()),
+        (["pipeline", "--help"], set()),
+        (["runs", "--help"], {"dlt_ops.cli.runs"}),  # the group lives in its module
+        (["pipeline", "status", "--help"], {"dlt_ops.cli.status"}),
+        (["runs", "list", "--help"], {"dlt_ops.cli.runs"}),
+        (["runs", "show", "--help"], {"dlt_ops.cli.runs"}),
+        (["backfill", "list", "--help"], {"dlt_ops.cli.backfill"}),
+        (["init", "--help"], {"dlt_ops.cli.init"}),
+    ],
+)
+def test_only_the_command_that_runs_is_imported(argv: list[str], expected: set[str]) -> None:
+    assert _command_modules(_imported_modules(*argv)) == expected
+
+
+def test_status_run_imports_only_its_command(tmp_path: Path) -> None:
+    (tmp_path / ".dlt").mkdir()
+    (tmp_path / ".dlt" / "config.toml").write_text('[dlt_ops]\ndefault_destination = "duckdb"\n')
+    names = _imported_modules("pipeline", "status", cwd=tmp_path)
+    assert _command_modules(names) == {"dlt_ops.cli.status"}
 
 
 def test_the_detector_would_see_dlt() -> None:

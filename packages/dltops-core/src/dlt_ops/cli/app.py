@@ -8,27 +8,43 @@ from typing import Annotated
 import typer
 
 from dlt_ops import __version__
-from dlt_ops.cli.backfill import backfill_app
-from dlt_ops.cli.checkpoints import checkpoints_app
-from dlt_ops.cli.init import init
-from dlt_ops.cli.pipeline import pipeline_app
-from dlt_ops.cli.plugins import plugins_app
-from dlt_ops.cli.runs import runs_app
+from dlt_ops.cli import rich_help
+from dlt_ops.cli.lazy import Entry, lazy_group
 from dlt_ops.cli.state import AppState
+
+# Subcommands are imported only when they run (or their own --help is asked for); the root
+# help lists these summaries, which a test keeps equal to the commands' own help.
+COMMANDS = (
+    Entry(
+        "init",
+        "dlt_ops.cli.init:init",
+        "Scaffold a dlt-ops project; refuses to overwrite an existing one.",
+    ),
+    Entry("plugins", "dlt_ops.cli.plugins:plugins_app", "Inspect installed dlt-ops plugins."),
+    Entry(
+        "pipeline",
+        "dlt_ops.cli.pipeline:pipeline_app",
+        "Discover, validate and run the project's sources.",
+    ),
+    Entry("runs", "dlt_ops.cli.runs:runs_app", "Work with the runs ledger across sources."),
+    Entry(
+        "checkpoints",
+        "dlt_ops.cli.checkpoints:checkpoints_app",
+        "Inspect and clean up @with_checkpoints rows in the destination.",
+    ),
+    Entry("backfill", "dlt_ops.cli.backfill:backfill_app", "Inspect backfills and their chunks."),
+)
+
+rich_help.install()  # help and usage errors render without rich's markdown machinery
 
 app = typer.Typer(
     name="dlt-ops",
+    cls=lazy_group(*COMMANDS),
     no_args_is_help=True,
     help="Operations layer for dlt pipelines: runs ledger, checkpoints, backfill, assertions.",
     pretty_exceptions_enable=False,
     add_completion=True,
 )
-app.add_typer(plugins_app, name="plugins")
-app.add_typer(pipeline_app, name="pipeline")
-app.add_typer(runs_app, name="runs")
-app.add_typer(checkpoints_app, name="checkpoints")
-app.add_typer(backfill_app, name="backfill")
-app.command("init")(init)
 
 
 def _version(value: bool) -> None:

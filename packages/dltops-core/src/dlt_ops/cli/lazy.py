@@ -1,0 +1,129 @@
+"""Command groups whose subcommands are imported only when they run.
+
+``dlt-ops pipeline status`` should pay for the status module, not for every command module of
+the CLI. A group lists its subcommands as :class:`Entry` rows (name, ``module:attribute``, the
+one-paragraph summary its parent's help shows) and turns an entry into a click command the way
+``Typer.add_typer`` / ``Typer.command`` would, the first time it is looked up. A group's help
+lists the summaries without importing anything; ``tests/test_cli_lazy.py`` checks they match
+the commands' own help.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+from typer.models import CommandInfo, TyperInfo
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One subcommand, known by name before its module is imported."""
+
+    name: str
+    target: str  # "module:attribute": a ``typer.Typer`` (a group) or a command function
+    summary: str  # the first paragraph of its help, as its parent's command list shows it
+
+    def load(self) -> Any:
+        module, _, attribute = self.target.partition(":")
+        # the import statement's machinery, so `python -X importtime` reports the module
+        return getattr(__import__(module, fromlist=[attribute]), attribute)
+
+
+class _Commands(MutableMapping[str, Any]):
+    """``TyperGroup.commands`` whose values are built on first access; names never load."""
+
+    def __init__(self, names: Iterable[str], load: Callable[[str], Any]) -> None:
+        self._load = load
+        self._built: dict[str, Any] = dict.fromkeys(names)
+
+    def __getitem__(self, name: str) -> Any:
+        command = self._built[name]  # KeyError for an unknown name, as a dict
+        if command is None:
+            command = self._built[name] = self._load(name)
+        return command
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._built[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._built
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built)
+
+    def __len__(self) -> int:
+        return len(self._built)
+
+
+class LazyGroup(TyperGroup):
+    """A ``TyperGroup`` over :attr:`entries`; build one with :func:`lazy_group`."""
+
+    entries: ClassVar[tuple[Entry, ...]] = ()
+    #: what ``typer.Typer`` passes down by default (the app keeps pretty exceptions off anyway)
+    pretty_exceptions_short: ClassVar[bool] = True
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        eager = dict(self.commands)  # commands registered on the Typer itself, if any
+        self.commands = _Commands([e.name for e in self.entries], self._build)
+        self.commands.update(eager)
+        self._listing = False
+
+    def _build(self, name: str) -> Any:
+        entry = next(e for e in self.entries if e.name == name)
+        target = entry.load()
+        if isinstance(target, typer.Typer):  # as ``Typer.add_typer(target, name=name)``
+            return typer.main.get_group_from_info(
+                TyperInfo(target, name=name),
+                pretty_exceptions_short=self.pretty_exceptions_short,
+                rich_markup_mode=self.rich_markup_mode,
+                suggest_commands=self.suggest_commands,
+            )
+        return typer.main.get_command_from_info(  # as ``Typer.command(name)(target)``
+            CommandInfo(name=name, callback=target),
+            pretty_exceptions_short=self.pretty_exceptions_short,
+            rich_markup_mode=self.rich_markup_mode,
+        )
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)  # names only: listing must not import
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if self._listing and cmd_name in self.commands:
+            built = self.commands._built[cmd_name]  # type: ignore[attr-defined]
+            return built if built is not None else self._summary(cmd_name)
+        return self.commands.get(cmd_name)
+
+    def _summary(self, name: str) -> TyperCommand:
+        """A stand-in that carries only what a command list shows: name and summary."""
+        entry = next(e for e in self.entries if e.name == name)
+        return TyperCommand(name=name, help=entry.summary)
+
+    @contextmanager
+    def _summaries(self) -> Iterator[None]:
+        self._listing = True
+        try:
+            yield
+        finally:
+            self._listing = False
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        with self._summaries():
+            super().format_help(ctx, formatter)
+
+    def shell_complete(self, ctx: Any, incomplete: str) -> list[Any]:
+        with self._summaries():
+            return super().shell_complete(ctx, incomplete)
+
+
+def lazy_group(*entries: Entry) -> type[LazyGroup]:
+    """A :class:`LazyGroup` class over ``entries``, for ``typer.Typer(cls=...)``."""
+    return type("LazyGroup", (LazyGroup,), {"entries": tuple(entries)})
