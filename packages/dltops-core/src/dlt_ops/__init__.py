@@ -22,7 +22,6 @@ _LAZY = {
     "PluginConflictError": "dlt_ops.errors",
     "UnknownDestinationError": "dlt_ops.errors",
     "DestinationError": "dlt_ops.errors",
-    "AssertionRuleError": "dlt_ops.errors",
     "PluginRegistry": "dlt_ops.plugins",
     "DestinationAdapter": "dlt_ops.adapters",
     "Capabilities": "dlt_ops.adapters",

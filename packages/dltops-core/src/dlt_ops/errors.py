@@ -138,10 +138,6 @@ class StatementError(DltOpsError, ValueError):
     """A canonical statement is malformed (wrong placeholder count, unknown slot, ...)."""
 
 
-class AssertionRuleError(DltOpsError):
-    """An assertion type is misconfigured or failed to evaluate."""
-
-
 # -- project discovery, init and runtime preflight ---------------------------------------------
 
 

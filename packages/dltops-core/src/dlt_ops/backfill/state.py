@@ -23,6 +23,7 @@ import structlog
 
 from dlt_ops.adapters import Column, ColumnType, DestinationSession, Statement, TableSpec
 from dlt_ops.backfill.plan import BackfillPlan, Chunk
+from dlt_ops.clock import utcnow
 from dlt_ops.errors import BackfillStateError, DestinationError, LeaseLostError
 from dlt_ops.redact import redact
 
@@ -112,11 +113,6 @@ MARK_FAILED = Statement(
     f"UPDATE {{{TABLE_NAME}}} SET status = ?, completed_at = ?, last_error = ?, "
     f"lease_expires_at = NULL WHERE {_KEY} AND claimed_by = ? AND status IN (?, ?)"
 )
-
-
-def utcnow() -> datetime:
-    """Timezone-aware now; every timestamp in the table is the Python UTC clock."""
-    return datetime.now(UTC)
 
 
 def _utc(value: Any) -> Any:

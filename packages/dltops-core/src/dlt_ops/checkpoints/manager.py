@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -35,17 +35,13 @@ from dlt_ops.checkpoints.table import (
     table_spec,
 )
 from dlt_ops.checkpoints.writer import CheckpointWriter
+from dlt_ops.clock import utcnow
 from dlt_ops.errors import CheckpointStateError, UnregisteredDestinationError
 from dlt_ops.redact import redact
 
 log = structlog.get_logger(__name__)
 
 FEATURE = "checkpoints (@with_checkpoints)"
-
-
-def utcnow() -> datetime:
-    """Timezone-aware now, bound as a value (never the engine's clock)."""
-    return datetime.now(UTC)
 
 
 @functools.lru_cache(maxsize=1)

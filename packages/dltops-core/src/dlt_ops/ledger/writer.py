@@ -9,21 +9,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import structlog
 
+from dlt_ops.clock import utcnow
 from dlt_ops.ledger.model import RunRecord, RunStatus
 from dlt_ops.ledger.sinks import LedgerSink
 from dlt_ops.redact import redact
 
 log = structlog.get_logger(__name__)
-
-
-def utcnow() -> datetime:
-    """Timezone-aware now (the ledger never stores naive timestamps)."""
-    return datetime.now(UTC)
 
 
 class LedgerWriter:
