@@ -284,3 +284,12 @@ def test_the_plugin_package_never_imports_the_hook_specs() -> None:
             else:
                 continue
             assert not any(n.startswith("dlt_ops.hookspecs") for n in names), path.name
+
+
+def test_the_testing_extra_brings_pytest() -> None:
+    # dlt_ops.testing imports pytest: a plugin author installs dltops-core[testing]
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    extras = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]
+    assert any(req.startswith("pytest") for req in extras["testing"])
