@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import collections.abc
+import importlib
 import inspect
+import re
+import types
+import typing
 from pathlib import Path
 
 from dlt_ops import hookspecs
@@ -46,3 +51,52 @@ def test_every_hook_is_documented_in_docs() -> None:
     text = DOCS.read_text()
     for name in HOOKS:
         assert f"`{name}" in text, f"{name} missing from docs/hooks.md"
+
+
+def _render(contract: object) -> str:
+    """``Callable[[A], B]`` as ``(A) -> B``; a union as ``A | type[A]``; a class by name."""
+    origin, args = typing.get_origin(contract), typing.get_args(contract)
+    if origin is collections.abc.Callable:
+        params, result = args
+        return f"({', '.join(_render(p) for p in params)}) -> {_render(result)}"
+    if origin in (types.UnionType, typing.Union):
+        return " | ".join(_render(a) for a in args)
+    if origin is type:
+        return f"type[{_render(args[0])}]"
+    return str(getattr(contract, "__name__", contract))
+
+
+def _documented_registrations() -> dict[str, str]:
+    """``{hook: the code span after 'factory'/'type'}`` from the registration table."""
+    rows = {}
+    for line in DOCS.read_text().splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        hook = re.match(r"`(dlt_ops_register_\w+)\(register\)`", cells[0]) if cells else None
+        if hook:
+            found = re.search(r"(?:factory|type) `([^`]+)`", cells[2])
+            assert found, f"{hook.group(1)}: no factory/type signature in docs/hooks.md"
+            rows[hook.group(1)] = found.group(1).replace("\\|", "|")
+    return rows
+
+
+def test_documented_registrations_match_the_protocols() -> None:
+    from dlt_ops.plugins.protocols import TYPED_KINDS
+
+    documented = _documented_registrations()
+    assert set(documented) == set(KIND_HOOKS.values())
+    for kind, typed in TYPED_KINDS.items():
+        assert documented[KIND_HOOKS[kind]] == _render(typed.contract), kind
+
+
+def test_hookspecs_type_register_with_the_kind_contract() -> None:
+    from dlt_ops.plugins.protocols import TYPED_KINDS
+
+    for kind, typed in TYPED_KINDS.items():
+        spec = getattr(hookspecs, KIND_HOOKS[kind])
+        annotation = inspect.signature(spec).parameters["register"].annotation
+        alias = next(
+            name
+            for name, value in vars(importlib.import_module("dlt_ops.plugins.protocols")).items()
+            if value is typed.contract
+        )
+        assert annotation == f"Register[{alias}]", kind

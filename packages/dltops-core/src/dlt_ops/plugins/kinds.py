@@ -52,12 +52,14 @@ class Kind(Generic[T]):
     The constants live in :mod:`dlt_ops.plugins.protocols`, next to the protocols they name.
     """
 
-    __slots__ = ("name",)
+    __slots__ = ("contract", "name")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, contract: object = None) -> None:
         if name not in KINDS:
             raise ValueError(f"unknown plugin kind {name!r}; kinds: {', '.join(KINDS)}")
         self.name = name
+        #: What a registration must be (the same type as ``T``, kept for docs and checks).
+        self.contract = contract
 
     def __repr__(self) -> str:
         return f"Kind({self.name!r})"

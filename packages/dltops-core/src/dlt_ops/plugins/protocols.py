@@ -20,7 +20,7 @@ each feature's contract module (no dlt, no driver).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from dlt_ops.adapters.protocol import DestinationAdapter, SqlClient
 from dlt_ops.assertions.model import AssertionContext, AssertionType
@@ -44,12 +44,25 @@ DestinationAdapterFactory: TypeAlias = Callable[[], DestinationAdapter]
 #: with no arguments) or a ready instance.
 AssertionTypeProvider: TypeAlias = AssertionType | type[AssertionType]
 
-DESTINATION: Kind[DestinationAdapterFactory] = Kind("destination")
-LEDGER_SINK: Kind[LedgerSinkFactory] = Kind("ledger_sink")
-ASSERTION_RULE: Kind[AssertionTypeProvider] = Kind("assertion_rule")
-TRIGGER_EMITTER: Kind[TriggerEmitter] = Kind("trigger_emitter")
-VALIDATION_RULE: Kind[ValidationRule] = Kind("validation_rule")
-SECRET_BACKEND: Kind[SecretBackend] = Kind("secret_backend")
+DESTINATION: Kind[DestinationAdapterFactory] = Kind("destination", DestinationAdapterFactory)
+LEDGER_SINK: Kind[LedgerSinkFactory] = Kind("ledger_sink", LedgerSinkFactory)
+ASSERTION_RULE: Kind[AssertionTypeProvider] = Kind("assertion_rule", AssertionTypeProvider)
+TRIGGER_EMITTER: Kind[TriggerEmitter] = Kind("trigger_emitter", TriggerEmitter)
+VALIDATION_RULE: Kind[ValidationRule] = Kind("validation_rule", ValidationRule)
+SECRET_BACKEND: Kind[SecretBackend] = Kind("secret_backend", SecretBackend)
+
+#: Every typed kind with a registration hook, by kind name.
+TYPED_KINDS: dict[str, Kind[Any]] = {
+    k.name: k
+    for k in (
+        DESTINATION,
+        LEDGER_SINK,
+        ASSERTION_RULE,
+        TRIGGER_EMITTER,
+        VALIDATION_RULE,
+        SECRET_BACKEND,
+    )
+}
 
 __all__ = [
     "ASSERTION_RULE",
@@ -57,6 +70,7 @@ __all__ = [
     "LEDGER_SINK",
     "SECRET_BACKEND",
     "TRIGGER_EMITTER",
+    "TYPED_KINDS",
     "VALIDATION_RULE",
     "AssertionContext",
     "AssertionType",
