@@ -137,8 +137,11 @@ class _LeakyUnique:
 
 def test_the_kit_catches_a_shared_state_and_a_mutated_row() -> None:
     kit = TestUniqueColumns()
-    cases = [AssertionCase({"value": ["id"]}, ROWS, passes=True)]
+
+    def cases() -> list[AssertionCase]:  # fresh rows: the leaky type writes into them
+        return [AssertionCase({"value": ["id"]}, [dict(r) for r in ROWS], passes=True)]
+
     with pytest.raises(AssertionError):
-        kit.test_every_start_is_a_fresh_state(_LeakyUnique(), cases)
+        kit.test_every_start_is_a_fresh_state(_LeakyUnique(), cases())
     with pytest.raises(AssertionError):
-        kit.test_observe_never_changes_a_row(_LeakyUnique(), cases)
+        kit.test_observe_never_changes_a_row(_LeakyUnique(), cases())
