@@ -13,6 +13,7 @@ Not a test module: the scripts print a table. Everything here is about measuring
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import statistics
@@ -27,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 OURS_VENV = REPO / ".venv"
 REFERENCE_VENV = Path(os.environ.get("DLTOPS_REFERENCE_VENV", "/tmp/dltops-ref"))
-REFERENCE_SPEC = "dlt-ops[duckdb]==0.1.0"
+REFERENCE_SPEC = "dlt-ops[duckdb,postgres]==0.1.0"
 
 
 # ----------------------------------------------------------------------------- environments
@@ -69,11 +70,16 @@ def compile_bytecode(install: Install, *extra_dirs: Path) -> None:
 
     Stale or missing ``.pyc`` files are what ``PYTHONDONTWRITEBYTECODE=1`` on this machine
     leaves behind; users have compiled bytecode, so the benchmark must too. Up-to-date files
-    are skipped, so this is cheap after the first time.
+    are skipped, so this is cheap after the first time. ``DLTOPS_BENCH_COMPILE=0`` skips it
+    (the smoke test: tiny inputs, timings that mean nothing).
     """
+    if os.environ.get("DLTOPS_BENCH_COMPILE") == "0":
+        return
     dirs = [_site_packages(install), *extra_dirs]
     if install.venv == OURS_VENV:
         dirs += sorted((REPO / "packages").glob("*/src"))
+        # sources measured from another checkout (PYTHONPATH shadows the editable installs)
+        dirs += [Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     subprocess.run(
         [install.python, "-m", "compileall", "-q", "-j", "0", *map(str, dirs)],
         check=False,  # a file that does not compile is the product's problem, not the bench's
@@ -92,12 +98,15 @@ def _site_packages(install: Install) -> Path:
     return Path(out.stdout.strip())
 
 
-def reference_install(enabled: bool, notes: list[str]) -> Install | None:
-    """The dlt-ops 0.1 reference in its own venv, installed if missing; ``None`` with a note."""
+def reference_install(
+    enabled: bool, notes: list[str], venv: Path = REFERENCE_VENV
+) -> Install | None:
+    """The dlt-ops 0.1 reference in its own venv (``venv``, default ``$DLTOPS_REFERENCE_VENV``
+    or /tmp/dltops-ref), installed if missing; ``None`` with a note when it cannot be."""
     if not enabled:
         notes.append("reference: skipped (--no-reference)")
         return None
-    ref = Install("ref-0.1", REFERENCE_VENV)
+    ref = Install("ref-0.1", venv)
     if Path(ref.cli).exists():
         return ref
     uv = shutil.which("uv")
@@ -105,7 +114,7 @@ def reference_install(enabled: bool, notes: list[str]) -> Install | None:
     env = dict(os.environ, UV_COMPILE_BYTECODE="1", UV_PYTHON_DOWNLOADS="never")
     try:
         subprocess.run(
-            [*base, "venv", str(REFERENCE_VENV), "-p", "3.11", "-q"],
+            [*base, "venv", str(venv), "-p", "3.11", "-q"],
             check=True,
             capture_output=True,
             env=env,
@@ -158,6 +167,25 @@ class Case:
         start = time.perf_counter()
         run(self.cmd, cwd=self.cwd, env=self.env)
         return time.perf_counter() - start
+
+
+class FreshCopy(Case):
+    """A case run in a new copy of its project per sample: fresh DuckDB files, dlt state and
+    chunk state, for commands a re-run would short-cut (a backfill skips completed chunks).
+    The copy is made before the clock starts and removed after it stops."""
+
+    counter = itertools.count()
+
+    def once(self) -> float:
+        copy = self.cwd.parent / f"{self.cwd.name}-sample{next(self.counter)}"
+        shutil.copytree(self.cwd, copy, symlinks=True)
+        env = dict(self.env, DLT_DATA_DIR=str(copy / "dlt-data"))
+        try:
+            start = time.perf_counter()
+            run(self.cmd, cwd=copy, env=env)
+            return time.perf_counter() - start
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)
 
 
 def time_interleaved(cases: Sequence[Case], runs: int, *, warmup: int = 1) -> None:
@@ -227,6 +255,19 @@ def machine_note() -> str:
     return (
         f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
         f"Python {sysconfig.get_python_version()}"
+    )
+
+
+def busy_note(threshold: float = 0.5) -> str | None:
+    """A warning when the machine was not idle (1-minute load per core above ``threshold``)."""
+    if not hasattr(os, "getloadavg"):
+        return None
+    per_core = os.getloadavg()[0] / (os.cpu_count() or 1)
+    if per_core <= threshold:
+        return None
+    return (
+        f"the machine was NOT idle (load {per_core:.2f} per core): other processes shared the "
+        "CPUs, so absolute seconds are inflated; interleaved ratios are the steadier figures"
     )
 
 

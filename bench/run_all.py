@@ -1,0 +1,451 @@
+"""Every benchmark in one run, side by side with the dlt-ops 0.1 reference: bench/RESULTS.md.
+
+The reference (``dlt-ops[duckdb,postgres]==0.1.0``) is installed into a throwaway virtual
+environment inside this run's temp dir (or ``--reference-venv DIR`` is reused). Each measure
+builds its cases for both installs and times them interleaved (A, B, A, B, ...), every sample
+a fresh process with compiled bytecode (see ``_timing.py``). The table written to ``--out``
+holds, per measure, the reference's and dlt-ops' medians and minima, the figure compared with
+the target (seconds, a ratio to the reference, or a ratio to plain dlt), and whether it is met;
+then the machine it ran on, its load, and every case's raw figures.
+
+A measure that fails is reported as failed (with its error in the notes); the others still run.
+Measures whose feature does not exist yet are listed as "not built".
+
+Run: .venv/bin/python bench/run_all.py [--runs 5] [--backfill-runs 2] [--out bench/RESULTS.md]
+     [--reference-venv DIR | --no-reference] [--no-postgres] [--only help,status,...]
+     [--smoke]   (tiny inputs, one sample: checks the scripts run; the figures mean nothing)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import bench_backfill
+import bench_run
+import bench_status
+from _timing import (
+    OURS,
+    REFERENCE_SPEC,
+    REPO,
+    Case,
+    Install,
+    bench_env,
+    busy_note,
+    compile_bytecode,
+    init_project,
+    reference_install,
+    time_interleaved,
+)
+
+HERE = Path(__file__).resolve().parent
+
+
+# ----------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Stat:
+    """A median and a minimum, in seconds (``unit='s'``) or as a ratio (``unit='x'``)."""
+
+    median: float
+    low: float
+    unit: str = "s"
+
+    @classmethod
+    def of(cls, samples: list[float], unit: str = "s") -> Stat:
+        return cls(statistics.median(samples), min(samples), unit)
+
+    def __str__(self) -> str:
+        if self.unit == "s":
+            return f"{self.median:.3f} s (min {self.low:.3f})"
+        return f"{self.median:.2f}× (min {self.low:.2f})"
+
+
+@dataclass
+class Result:
+    """One line of the table."""
+
+    measure: str
+    target: str
+    reference: Stat | None = None
+    ours: Stat | None = None
+    figure: str = ""
+    met: bool | None = None
+    status: str = ""  # "not built", "failed", "skipped": why there is no figure
+
+    def cells(self) -> list[str]:
+        if self.status:
+            return [self.measure, "—", "—", "—", self.target, self.status]
+        verdict = "yes" if self.met else "**no**"
+        return [self.measure, str(self.reference or "—"), str(self.ours or "—"), self.figure,
+                self.target, verdict]  # fmt: skip
+
+
+def ratio_stat(num: list[float], den: list[float]) -> Stat:
+    """median(num) / median(den), and the smallest pair-by-pair ratio."""
+    pairs = [a / b for a, b in zip(num, den, strict=True)]
+    return Stat(statistics.median(num) / statistics.median(den), min(pairs), "x")
+
+
+def at_most(value: float, limit: float) -> bool:
+    return value <= limit
+
+
+@dataclass
+class Run:
+    """What every measure needs: installs, sizes, a work dir, and where notes go."""
+
+    installs: list[Install]
+    work: Path
+    runs: int
+    backfill_runs: int
+    smoke: bool
+    postgres: bool
+    notes: list[str] = field(default_factory=list)
+    cases: list[Case] = field(default_factory=list)  # every timed case, for the detail table
+    example_roots: list[Path] = field(default_factory=list)
+
+    @property
+    def ref(self) -> Install | None:
+        return self.installs[1] if len(self.installs) > 1 else None
+
+    def time(self, cases: list[Case], runs: int | None = None, warmup: int = 1) -> None:
+        time_interleaved(cases, self.runs if runs is None else runs, warmup=warmup)
+        self.cases += cases
+
+
+def _vs_reference(
+    run: Run, measure: str, cases: list[Case], limit: float, *, seconds: bool = False
+) -> Result:
+    """``cases`` = [ours, reference?]: a ratio to the reference (or seconds) against ``limit``."""
+    ours = Stat.of(cases[0].samples)
+    ref = Stat.of(cases[1].samples) if len(cases) > 1 else None
+    if seconds:
+        return Result(measure, f"≤ {limit} s", ref, ours, f"{ours.median:.3f} s",
+                      at_most(ours.median, limit))  # fmt: skip
+    target = f"≤ {limit}× the reference"
+    if ref is None:
+        return Result(measure, target, None, ours, status="skipped (no reference)")
+    ratio = ratio_stat(cases[0].samples, cases[1].samples)
+    return Result(measure, target, ref, ours, f"{ratio.median:.2f}× ref (min {ratio.low:.2f})",
+                  at_most(ratio.median, limit))  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- measures
+
+
+def measure_help(run: Run) -> list[Result]:
+    cases = []
+    for install in run.installs:
+        env = bench_env(run.work / "help")
+        cases.append(Case(f"{install.label}: --help", [install.cli, "--help"], run.work, env))
+    run.time(cases)
+    return [_vs_reference(run, "`dlt-ops --help`", cases, 0.15, seconds=True)]
+
+
+def measure_status(run: Run) -> list[Result]:
+    cases = []
+    for i, install in enumerate(run.installs):
+        work = run.work / f"status{i}"
+        env = bench_env(work)
+        root = bench_status.example_after_one_run(install, work, env)
+        run.example_roots.append(root)
+        cases.append(bench_status.status_case(install, "status, 1 source, DuckDB", root, env))
+    run.time(cases)
+    return [_vs_reference(run, "`pipeline status`, 1 source, DuckDB", cases, 0.15)]
+
+
+def measure_validate(run: Run) -> list[Result]:
+    cases = []
+    for i, install in enumerate(run.installs):
+        work = run.work / f"validate{i}"
+        env = bench_env(work)
+        root = init_project(install, work, env)
+        compile_bytecode(install, root)
+        cmd = [install.cli, "pipeline", "validate"]
+        cases.append(Case(f"{install.label}: validate, example project", cmd, root, env))
+    run.time(cases)
+    return [_vs_reference(run, "`pipeline validate`, example project", cases, 0.15)]
+
+
+def measure_run(run: Run) -> list[Result]:
+    size = 10 if run.smoke else 1_000
+    name = bench_run.source_name(size)
+    pairs = []
+    for i, install in enumerate(run.installs):
+        work = run.work / f"run{i}"
+        root, env = bench_run.prepare(install, work, [size])
+        ours = Case(f"{install.label}: pipeline run, {size:,} rows",
+                    [install.cli, "pipeline", "run", "-s", name, "-y"], root, env)  # fmt: skip
+        plain = Case(f"plain dlt ({install.label} venv): {size:,} rows",
+                     [install.python, str(work / "plain" / f"plain_{name}.py")],
+                     work / "plain", env)  # fmt: skip
+        pairs.append((ours, plain))
+    run.time([c for pair in pairs for c in pair])
+    ratios = [ratio_stat(a.samples, b.samples) for a, b in pairs]
+    ours = ratios[0]
+    return [Result(f"`pipeline run` / plain dlt, {size:,} rows, DuckDB", "≤ 1.1× (keep)",
+                   ratios[1] if len(ratios) > 1 else None, ours, f"{ours.median:.2f}×",
+                   at_most(ours.median, 1.1))]  # fmt: skip
+
+
+def measure_backfill(run: Run) -> list[Result]:
+    days = 3 if run.smoke else 30
+    overheads = [
+        bench_backfill.overhead_cases(install, run.work / f"backfill{i}", days)
+        for i, install in enumerate(run.installs)
+    ]
+    bench_backfill.time_overheads(overheads, run.backfill_runs)
+    run.cases += [c for o in overheads for c in o.cases]
+    ratios, per_chunk = [], []
+    for o in overheads:
+        ours, plain = o.marginal()
+        ratios.append(ratio_stat(ours.samples, plain.samples))
+        per_chunk.append((statistics.median(ours.samples), statistics.median(plain.samples)))
+    mine = ratios[0]
+    run.notes.append(
+        "backfill marginal cost per chunk (median): "
+        + "; ".join(
+            f"{o.install.label} {a:.3f} s vs its plain loop's {b:.3f} s"
+            for o, (a, b) in zip(overheads, per_chunk, strict=True)
+        )  # fmt: skip
+    )
+    return [Result(f"backfill marginal cost per chunk / plain dlt loop's ({days} x 1d, DuckDB)",
+                   "≤ 1.2×", ratios[1] if len(ratios) > 1 else None, mine,
+                   f"{mine.median:.2f}×", at_most(mine.median, 1.2))]  # fmt: skip
+
+
+def measure_workers(run: Run) -> list[Result]:
+    measure = "backfill `--workers 4`, Postgres, speed-up vs the reference's sequential backfill"
+    if not run.postgres:
+        return [Result(measure, "≥ 3.5×", status="skipped (--no-postgres)")]
+    w = bench_backfill.workers(run.work / "workers", run.backfill_runs, run.ref)
+    run.cases += [c for c in (w.one, w.four, w.reference) if c is not None]
+    four = Stat.of(w.four.samples)
+    if w.reference is None:
+        return [Result(measure, "≥ 3.5×", None, four, status="skipped (no reference)")]
+    ref = Stat.of(w.reference.samples)
+    speed_up = ref.median / four.median
+    return [Result(measure, "≥ 3.5×", ref, four, f"{speed_up:.2f}× faster", speed_up >= 3.5)]
+
+
+def measure_many_sources(run: Run) -> list[Result]:
+    n, rows = (3, 10) if run.smoke else (bench_status.N_SOURCES, bench_status.RUNS_PER_SOURCE)
+    if len(run.example_roots) != len(run.installs):  # `status` did not run (--only)
+        run.example_roots = []
+        for k, install in enumerate(run.installs):
+            work = run.work / f"example{k}"
+            root = bench_status.example_after_one_run(install, work, bench_env(work))
+            run.example_roots.append(root)
+    cases = bench_status.sources_cases(run.installs, run.example_roots, run.work, n, rows)
+    run.time(cases)
+    ours = Stat.of(cases[0].samples)
+    ref = Stat.of(cases[1].samples) if len(cases) > 1 else None
+    limit = bench_status.SOURCES_TARGET_S
+    return [Result(f"`pipeline status`, {n} sources, {rows:,}-run DuckDB ledgers",
+                   f"≤ {limit} s", ref, ours, f"{ours.median:.3f} s",
+                   at_most(ours.median, limit))]  # fmt: skip
+
+
+def measure_checkpoints(run: Run) -> list[Result]:
+    out = run.work / "checkpoints.json"
+    size = ["--pages", "2", "--rows", "5"] if run.smoke else []
+    size += ["--runs", str(run.runs)]
+    cmd = [OURS.python, str(HERE / "bench_checkpoints.py"), *size, "--json", str(out)]
+    if not run.postgres:
+        cmd.append("--skip-postgres")
+    env = bench_env(run.work / "checkpoints")
+    subprocess.run(cmd, check=True, capture_output=True, text=True, env=env, timeout=1800)
+    results = []
+    for path in json.loads(out.read_text()):
+        plain, ckpt = path["plain_s"], path["checkpointed_s"]
+        # throughput ratio = plain time / checkpointed time, pair by pair
+        ratio = ratio_stat(plain, ckpt)
+        results.append(
+            Result(f"`@with_checkpoints` extract throughput / plain extract's ({path['path']})",
+                   "≥ 0.97", None, ratio, f"{ratio.median:.3f}", ratio.median >= 0.97)
+        )  # fmt: skip
+    run.notes.append(
+        "checkpoints: in one process per path, variants alternating; the figure is "
+        "median(plain extract s) / median(checkpointed extract s); no reference (0.1 has no "
+        "comparable path)"
+    )
+    return results
+
+
+#: how a measure is named in the table when it failed before producing its own row
+TITLES = {
+    "help": "`dlt-ops --help`",
+    "status": "`pipeline status`, 1 source, DuckDB",
+    "validate": "`pipeline validate`, example project",
+    "run": "`pipeline run` / plain dlt, 1,000 rows, DuckDB",
+    "backfill": "backfill marginal cost per chunk / plain dlt loop's",
+    "workers": "backfill `--workers 4`, Postgres, speed-up vs the reference",
+    "sources": "`pipeline status`, 100 sources, 10,000-run DuckDB ledgers",
+    "checkpoints": "`@with_checkpoints` extract throughput / plain extract's",
+}
+
+
+def not_built(what: str, target: str) -> Callable[[Run], list[Result]]:
+    def measure(run: Run) -> list[Result]:
+        return [Result(what, target, status="not built")]
+
+    return measure
+
+
+MEASURES: dict[str, Callable[[Run], list[Result]]] = {
+    "help": measure_help,
+    "status": measure_status,
+    "validate": measure_validate,
+    "run": measure_run,
+    "backfill": measure_backfill,
+    "workers": measure_workers,
+    "sources": measure_many_sources,
+    "airflow": not_built("Airflow DAG factory parsing a 100-source project (Phase 1)", "≤ 1 s"),
+    "scheduler": not_built(
+        "`scheduler run --once` deciding what is due across 100 sources", "≤ 1 s + the runs"
+    ),
+    "checkpoints": measure_checkpoints,
+}
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        mem_kb = next(
+            int(line.split()[1])
+            for line in Path("/proc/meminfo").read_text().splitlines()
+            if line.startswith("MemTotal")
+        )
+        mem = f"{mem_kb / 1024 / 1024:.1f} GiB RAM"
+    except (OSError, StopIteration, ValueError):
+        mem = "RAM unknown"
+    return (
+        f"{cpu}, {os.cpu_count()} cores, {mem}; {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()}"
+    )
+
+
+def commit() -> str:
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
+        return done.stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "packages")
+    return head + (" plus uncommitted changes under packages/" if dirty else "")
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
+
+
+def render(results: list[Result], run: Run, started: datetime, load_start: str) -> str:
+    ref = run.ref
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Produced by `bench/run_all.py` ({' '.join(sys.argv[1:]) or 'defaults'}), "
+        f"{started:%Y-%m-%d %H:%M} UTC, in {(datetime.now(UTC) - started).seconds / 60:.0f} min.",
+        "",
+        f"- machine: {machine()}",
+        f"- load average (1/5/15 min) at start {load_start}, at end {load()}",
+        f"- dlt-ops: this checkout at {commit()}",
+        "- reference: "
+        + (
+            f"`{REFERENCE_SPEC}` installed by the run into its own throwaway venv"
+            if ref
+            else "not measured"
+        ),  # fmt: skip
+        f"- samples: medians of {run.runs} ({run.backfill_runs} for backfills), each a fresh "
+        "process with compiled bytecode, cases interleaved after a warm-up",
+        "",
+    ]
+    busy = busy_note()
+    if busy:
+        lines += [f"**Note:** {busy}.", ""]
+    header = ["measure", "reference 0.1", "dlt-ops", "figure", "target", "met"]
+    lines += ["| " + " | ".join(header) + " |", "|---|---:|---:|---:|---|---|"]
+    lines += ["| " + " | ".join(r.cells()) + " |" for r in results]
+    lines.append("")
+    if run.notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in run.notes] + [""]
+    lines += ["## Every case", "", "| case | median | min | max | samples |"]
+    lines.append("|---|---:|---:|---:|---:|")
+    for case in run.cases:
+        if case.samples:
+            s = case.samples
+            lines.append(f"| {case.label} | {statistics.median(s):.3f} s | {min(s):.3f} s | "
+                         f"{max(s):.3f} s | {len(s)} |")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="timed samples per case (default 5)")
+    parser.add_argument("--backfill-runs", type=int, default=2, help="for backfills (default 2)")
+    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--reference-venv", type=Path, help="reuse this reference venv")
+    parser.add_argument("--no-reference", action="store_true", help="skip the 0.1 reference")
+    parser.add_argument("--no-postgres", action="store_true", help="skip PostgreSQL measures")
+    parser.add_argument("--only", help=f"comma-separated subset of: {','.join(MEASURES)}")
+    parser.add_argument("--smoke", action="store_true", help="tiny inputs, one sample each")
+    args = parser.parse_args()
+    if args.smoke:
+        args.runs, args.backfill_runs = 1, 1
+    chosen = args.only.split(",") if args.only else list(MEASURES)
+    unknown = set(chosen) - set(MEASURES)
+    if unknown:
+        parser.error(f"unknown measure(s): {', '.join(sorted(unknown))}")
+    started, load_start = datetime.now(UTC), load()
+    with tempfile.TemporaryDirectory(prefix="dltops-bench-all-") as tmp:
+        work = Path(tmp)
+        notes: list[str] = []
+        venv = args.reference_venv or work / "reference-venv"  # throwaway unless given
+        ref = reference_install(not args.no_reference, notes, venv)
+        installs = [OURS] + ([ref] if ref else [])
+        for install in installs:
+            compile_bytecode(install)
+        run = Run(installs, work, args.runs, args.backfill_runs, args.smoke,
+                  not args.no_postgres, notes)  # fmt: skip
+        results: list[Result] = []
+        for name in chosen:
+            print(f"[{datetime.now(UTC):%H:%M:%S}] {name} ...", file=sys.stderr, flush=True)
+            start = time.perf_counter()
+            try:
+                results += MEASURES[name](run)
+            except Exception as exc:  # noqa: BLE001 - one failing measure must not lose the rest
+                results.append(Result(TITLES.get(name, name), "—", status="failed"))
+                run.notes.append(f"{name} failed: {str(exc).strip()[:600]}")
+                traceback.print_exc()
+            print(f"  {name}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+        args.out.write_text(render(results, run, started, load_start))
+    print(args.out.read_text())
+
+
+if __name__ == "__main__":
+    main()
