@@ -13,6 +13,7 @@ from dlt_ops import hookimpl
 from dlt_ops.config import load_project_config
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.receipts.render import receipt_table, total_line
+from dlt_ops.receipts.service import find_run
 from dlt_ops.runner.run import RunRequest, execute_run
 
 BASE = """
@@ -183,13 +184,17 @@ def test_measured_and_estimated_costs_split_on_the_total_line(project, templates
     root = project(BASE.format(dest="duckdb", extra=COST), {"events_src": templates["events"]})
     registry = PluginRegistry(picks={"destination": {"duckdb": "measured_duckdb_plugin"}})
     registry.add_plugin(_measured_duckdb(), name="duckdb", kind="destination")
-    outcome = execute_run(registry, load_project_config(root), RunRequest("events_src"))
+    config = load_project_config(root)
+    outcome = execute_run(registry, config, RunRequest("events_src"))
     assert outcome.ok
-    (row,) = outcome.receipts
+    (report,) = outcome.reports  # the receipts observer's table, printed by `pipeline run`
+    assert report.endswith("total: $0.8100 ($0.2500 measured + $0.5600 estimated)")
+    receipts = find_run(registry, config, ["events_src"], outcome.record.run_id).receipts
+    (row,) = receipts
     assert row.cost_basis == "mixed"
     assert row.cost_measured == pytest.approx(0.25)
     assert row.cost_estimated == pytest.approx(0.56)
-    assert total_line(outcome.receipts) == "total: $0.8100 ($0.2500 measured + $0.5600 estimated)"
+    assert total_line(receipts) == "total: $0.8100 ($0.2500 measured + $0.5600 estimated)"
     assert receipt_table(
         [row.replace(cost_estimated=None, cost=0.25, cost_basis="measured")]
     ).endswith("total: $0.2500")

@@ -12,14 +12,20 @@ The entry-point *group* names the plugin kind (``dlt_ops.destination``, ``dlt_op
 plugin registers under that kind. Built-in plugins are registered the same way, from
 ``dltops-core``'s own entry points; nothing is privileged.
 
-Every hook here is a *registration* (collector) hook: it receives a ``register`` callback, calls it
-once per thing it provides, and returns ``None``. Registration hooks are called lazily: a plugin
-module is imported, and its registration hook called, only when its kind and name are first
-needed (``dlt-ops --help`` imports no plugin). Implementations accept only the arguments they
-use; pluggy passes the subset named in the signature.
+Two families of hooks live here. *Registration* (collector) hooks receive a ``register``
+callback, call it once per thing they provide, and return ``None``. Registration hooks are
+called lazily: a plugin module is imported, and its registration hook called, only when its
+kind and name are first needed (``dlt-ops --help`` imports no plugin). Implementations accept
+only the arguments they use; pluggy passes the subset named in the signature.
 
 Registration must be cheap: import heavy dependencies (database drivers, SDKs) inside the
 registered factory, never at module import time.
+
+*Lifecycle* hooks (``dlt_ops_prepare_run``, ``dlt_ops_extract_gates``, ``dlt_ops_run_started``,
+``dlt_ops_run_finished``) follow one run. They are called on every plugin of kind
+``lifecycle`` (entry-point group ``dlt_ops.lifecycle``, all loaded when a run is prepared) and
+on any other loaded plugin that implements them. Assertions, receipts and alerts are built on
+them exactly as a third-party plugin would be.
 """
 
 from __future__ import annotations
@@ -29,13 +35,26 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from dlt_ops.plugins import Register
+    from dlt_ops.alerts import AlertSinkFactory
+    from dlt_ops.ledger import RunRecord
+    from dlt_ops.plugins.kinds import Register
+    from dlt_ops.plugins.protocols import (
+        AssertionTypeProvider,
+        DestinationAdapterFactory,
+        LedgerSinkFactory,
+        SecretBackend,
+        TriggerEmitter,
+        ValidationRule,
+    )
+    from dlt_ops.runner.context import RunContext
+    from dlt_ops.runner.gates import GateFactory
+    from dlt_ops.runner.model import PreparedRun, RunOutcome
 
 hookspec = pluggy.HookspecMarker("dlt_ops")
 
 
 @hookspec
-def dlt_ops_register_destinations(register: Register) -> None:
+def dlt_ops_register_destinations(register: Register[DestinationAdapterFactory]) -> None:
     """Register destination adapters.
 
     Called once per plugin of kind ``destination`` when the plugin is first loaded (not
@@ -55,7 +74,7 @@ def dlt_ops_register_destinations(register: Register) -> None:
 
 
 @hookspec
-def dlt_ops_register_ledger_sinks(register: Register) -> None:
+def dlt_ops_register_ledger_sinks(register: Register[LedgerSinkFactory]) -> None:
     """Register runs-ledger sinks.
 
     Called once per plugin of kind ``ledger_sink`` when the plugin is first loaded (not
@@ -66,18 +85,22 @@ def dlt_ops_register_ledger_sinks(register: Register) -> None:
     a :class:`dlt_ops.ledger.LedgerSinkContext` (the sink's options from
     ``[dlt_ops.ledger_sink.<name>]``, the project root, the run's destination and dataset, and a
     lazily opened destination session) and returns a :class:`dlt_ops.ledger.LedgerSink`: an
-    object with ``start(run)``, ``heartbeat(run)`` and ``finish(run)``, receiving the
-    :class:`dlt_ops.ledger.RunRecord` at each point, and optionally ``read_runs(query)`` so
-    ``pipeline status`` can read the ledger back from it. Sinks are observability and therefore
-    best-effort: the core calls each sink in its own ``try``/``except``, so a sink that raises
-    is logged at ERROR and never affects another sink or the run.
+    object with a ``target`` label and ``start(run)``, ``heartbeat(run)`` and ``finish(run)``,
+    receiving the :class:`dlt_ops.ledger.RunRecord` at each point. The read side is optional:
+    ``read_runs(query)`` and ``read_run(ref)`` (:class:`dlt_ops.ledger.sinks.RunReader`) let
+    ``pipeline status`` and ``runs list|show`` read the ledger back from the sink, and
+    ``prune(older_than, dry_run=...)`` (:class:`dlt_ops.ledger.sinks.LedgerPruner`) serves
+    ``runs prune``; ``dlt_ops.testing.LedgerSinkSuite`` checks all of it. Sinks are
+    observability and therefore best-effort: the core calls each sink in its own
+    ``try``/``except``, so a sink that raises is logged at ERROR and never affects another sink
+    or the run.
 
     Returns ``None``; the return value is ignored.
     """
 
 
 @hookspec
-def dlt_ops_register_assertion_rules(register: Register) -> None:
+def dlt_ops_register_assertion_rules(register: Register[AssertionTypeProvider]) -> None:
     """Register pre-load assertion types.
 
     Called once per plugin of kind ``assertion_rule`` when the plugin is first loaded (not
@@ -116,7 +139,7 @@ def dlt_ops_register_assertion_rules(register: Register) -> None:
 
 
 @hookspec
-def dlt_ops_register_trigger_emitters(register: Register) -> None:
+def dlt_ops_register_trigger_emitters(register: Register[TriggerEmitter]) -> None:
     """Register trigger emitters.
 
     Called once per plugin of kind ``trigger_emitter`` when the plugin is first loaded (not
@@ -133,7 +156,7 @@ def dlt_ops_register_trigger_emitters(register: Register) -> None:
 
 
 @hookspec
-def dlt_ops_register_validation_rules(register: Register) -> None:
+def dlt_ops_register_validation_rules(register: Register[ValidationRule]) -> None:
     """Register ``dlt-ops pipeline validate`` rules.
 
     Called once per plugin of kind ``validation_rule`` when validate (or the runtime
@@ -153,7 +176,7 @@ def dlt_ops_register_validation_rules(register: Register) -> None:
 
 
 @hookspec
-def dlt_ops_register_secret_backends(register: Register) -> None:
+def dlt_ops_register_secret_backends(register: Register[SecretBackend]) -> None:
     """Register secret backends.
 
     Called once per plugin of kind ``secret_backend`` when a command that runs a source first
@@ -163,6 +186,103 @@ def dlt_ops_register_secret_backends(register: Register) -> None:
     A backend claims the sources whose secrets it provides and fills dlt's secret providers
     before the source is instantiated; the runtime preflight re-checks on every run that each
     source's claimed backend is registered and loads.
+
+    Returns ``None``; the return value is ignored.
+    """
+
+
+@hookspec
+def dlt_ops_register_alert_sinks(register: Register[AlertSinkFactory]) -> None:
+    """Register alert sinks.
+
+    Called once per plugin of kind ``alert_sink`` when a run first needs the sinks named in
+    ``[dlt_ops] alert_sinks`` (not ``firstresult``).
+
+    Call ``register(factory, name="<sink>")`` for each sink. ``name`` is what users list in
+    ``[dlt_ops] alert_sinks`` (unset means ``["log"]``; ``[]`` turns alerts off);
+    ``factory`` is called with a :class:`dlt_ops.alerts.AlertSinkContext` (the sink's name,
+    its options from ``[dlt_ops.alert_sink.<name>]`` and the project root) and returns a
+    :class:`dlt_ops.alerts.AlertSink`: an object with ``send(alert)``, receiving one
+    :class:`dlt_ops.alerts.Alert` (a failed run, a failed assertion). Sinks are best-effort:
+    each is built and called in its own ``try``/``except``; one that raises is logged at
+    ERROR and never affects another sink or the run. Built in: ``log`` and ``webhook``.
+
+    Returns ``None``; the return value is ignored.
+    """
+
+
+# -- lifecycle hooks ----------------------------------------------------------------------------
+
+
+@hookspec
+def dlt_ops_prepare_run(prepared: PreparedRun) -> None:
+    """Check a run before anything is written.
+
+    Called once per prepared run (once per ``pipeline run``, once per backfill command, not
+    per chunk), after the source, resources, destination, dataset and ledger sinks resolved
+    and before the ledger's start row or any backfill state. Every implementation is called.
+
+    ``prepared`` is a :class:`dlt_ops.runner.model.PreparedRun` (config, registry, source,
+    resources, resolved destination, tier). Raise a :class:`dlt_ops.errors.DltOpsError` to
+    refuse the run; its exit code is the command's (a configuration error exits 2). The
+    built-in alerts plugin refuses an alert sink name nobody registers here.
+
+    Returns ``None``; the return value is ignored.
+    """
+
+
+@hookspec
+def dlt_ops_extract_gates(prepared: PreparedRun) -> GateFactory | None:
+    """Contribute an extract gate: a check between extract and load.
+
+    Called once per prepared run (like ``dlt_ops_prepare_run``); every implementation is
+    called and their results are collected.
+
+    Return a :class:`dlt_ops.runner.gates.GateFactory`, or ``None`` when the plugin has nothing
+    to gate for ``prepared.source``. Parse your configuration here or lazily in the factory,
+    once. For each run (each backfill chunk) the runner calls ``factory.gate(run, source)``
+    after the preflight; it returns a fresh :class:`dlt_ops.runner.gates.ExtractGate` (or
+    ``None``). The gate's ``attach(source)`` runs before extract, ``after_extract(pipeline,
+    load_id)`` once the run's load package exists and before normalize (raise to fail the run
+    before anything loads), and ``summary()`` returns a
+    :class:`dlt_ops.runner.gates.GateSummary` that observers read from the outcome.
+    ``factory.check(source)`` runs the static checks alone (a backfill calls it in its entry
+    checks). Errors raised by a factory or gate fail the run; they are not isolated.
+
+    Returns a ``GateFactory`` or ``None``.
+    """
+
+
+@hookspec
+def dlt_ops_run_started(run: RunContext, record: RunRecord) -> None:
+    """Observe a run's start.
+
+    Called once per run (each backfill chunk attempt is a run) right after its ledger start
+    row, before the source is imported. Every implementation is called, one at a time.
+
+    ``run`` is the :class:`dlt_ops.runner.context.RunContext` (run id, source, resources,
+    window, resolved destination, tier, a lazily opened destination session); ``record`` the
+    :class:`dlt_ops.ledger.RunRecord` just written. Observers are isolated: an exception is
+    logged at ERROR and never changes the run, its outcome or another observer.
+
+    Returns ``None``; the return value is ignored.
+    """
+
+
+@hookspec
+def dlt_ops_run_finished(run: RunContext, outcome: RunOutcome) -> None:
+    """Observe a run's end, completed or failed.
+
+    Called once per run after its terminal ledger row, before the run's destination session
+    closes (``run.open_session()`` still works on full tier). Every implementation is called,
+    one at a time; a run interrupted by Ctrl-C is observed before the interrupt propagates.
+
+    ``outcome`` is the typed :class:`dlt_ops.runner.model.RunOutcome`: the terminal
+    ``record``, the ``phase`` the run reached, the ``error`` (``None`` on success), dlt's
+    ``load_info`` and ``pipeline``, and the ``gates`` that ran (their ``summary()``). An
+    observer may append a short text to ``outcome.reports`` for the person running the
+    command (the receipt table); it must not change anything else. Observers are isolated: an
+    exception is logged at ERROR and never changes the outcome or stops another observer.
 
     Returns ``None``; the return value is ignored.
     """

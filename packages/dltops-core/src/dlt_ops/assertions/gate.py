@@ -22,9 +22,16 @@ from dlt_ops.assertions.engine import Entry, ResourceEngine
 from dlt_ops.assertions.model import ParsedAssertions, parse_assertions
 from dlt_ops.assertions.quarantine import QuarantineWriter
 from dlt_ops.errors import AssertionConfigError, AssertionFailedError
+from dlt_ops.runner.gates import GateSummary, ResourceVerdicts
 
 if TYPE_CHECKING:
+    from dlt import Pipeline
+    from dlt.extract.source import DltSource
+
+    from dlt_ops.config import ProjectConfig
+    from dlt_ops.plugins import PluginRegistry
     from dlt_ops.runner.context import RunContext
+    from dlt_ops.runner.model import PreparedRun
 
 log = structlog.get_logger(__name__)
 
@@ -92,22 +99,20 @@ def _declared_columns(resource: Any) -> tuple[str, ...] | None:
 
 
 def build_engines(
-    ctx: RunContext, parsed: ParsedAssertions, resources: Mapping[str, Any]
+    config: ProjectConfig,
+    registry: PluginRegistry,
+    parsed: ParsedAssertions,
+    resources: Mapping[str, Any],
 ) -> dict[str, ResourceEngine]:
-    """Check the config again (defence in depth) and build engines for asserted resources."""
-    declared = {name: _declared_columns(r) for name, r in resources.items()}
-    issues, columns = check_specs(
-        parsed, ctx.registry, resources=None, declared=declared, only=list(resources)
-    )
-    if issues or columns:
-        raise AssertionConfigError(parsed.source, [str(i) for i in [*issues, *columns]])
+    """Engines for the asserted ``resources`` of an already checked config (see
+    :meth:`AssertionGateFactory.check`); resolves custom predicates for real."""
     engines = {}
     for res in parsed.selected(list(resources)):
         entries = []
         for spec in res.specs:
             if spec.is_custom:
                 try:
-                    fn = resolve_predicate(spec.predicate or "", ctx.config.root)
+                    fn = resolve_predicate(spec.predicate or "", config.root)
                 except Exception as exc:
                     raise AssertionConfigError(parsed.source, [
                         f"[{spec.field}] custom predicate '{spec.predicate}' is not "
@@ -115,14 +120,53 @@ def build_engines(
                     ]) from exc  # fmt: skip
                 entries.append(Entry(spec, predicate=fn))
             else:
-                entries.append(Entry(spec, atype=load_type(ctx.registry, spec.type_name)))
+                entries.append(Entry(spec, atype=load_type(registry, spec.type_name)))
         if entries:
             engines[res.resource] = ResourceEngine(parsed.source, res.resource, entries)
     return engines
 
 
+class AssertionGateFactory:
+    """The assertion gate of one prepared run: the config is parsed once (a whole backfill
+    shares it) and checked once per run against the instantiated source."""
+
+    def __init__(self, prepared: PreparedRun) -> None:
+        self.config, self.registry = prepared.config, prepared.registry
+        self.source = prepared.source
+        self._parsed: ParsedAssertions | None = None
+
+    @property
+    def parsed(self) -> ParsedAssertions:
+        """``[sources.X.dlt_ops.assertions]``, parsed on first use."""
+        if self._parsed is None:
+            self._parsed = parse_assertions(self.config.source(self.source).assertions, self.source)
+        return self._parsed
+
+    def check(self, source: DltSource) -> None:
+        """Every check ``validate`` makes, for the selected resources (their models' columns
+        included); raises :class:`AssertionConfigError`."""
+        selected = dict(source.selected_resources)
+        declared = {name: _declared_columns(r) for name, r in selected.items()}
+        issues, columns = check_specs(
+            self.parsed, self.registry, resources=dict(source.resources) or None,
+            declared=declared, only=list(selected),
+        )  # fmt: skip
+        if issues or columns:
+            raise AssertionConfigError(self.source, [str(i) for i in (*issues, *columns)])
+
+    def gate(self, run: RunContext, source: DltSource) -> AssertionGate | None:
+        """Check, then the run's gate; ``None`` when no selected resource has assertions."""
+        self.check(source)
+        engines = build_engines(
+            self.config, self.registry, self.parsed, dict(source.selected_resources)
+        )
+        return AssertionGate(run, engines) if engines else None
+
+
 class AssertionGate:
     """The run's assertion gate (an ``ExtractGate``)."""
+
+    name = "assertions"
 
     def __init__(self, ctx: RunContext, engines: dict[str, ResourceEngine]) -> None:
         self.ctx = ctx
@@ -130,17 +174,7 @@ class AssertionGate:
         self.failures: list[tuple[str, str, str]] = []
         self.quarantined = 0
 
-    @classmethod
-    def for_run(cls, ctx: RunContext, source: Any) -> AssertionGate | None:
-        """The gate for ``source``, or ``None`` when no selected resource has assertions."""
-        raw = ctx.config.source(ctx.source).assertions
-        if not raw:
-            return None
-        parsed = parse_assertions(raw, ctx.source)
-        engines = build_engines(ctx, parsed, dict(source.selected_resources))
-        return cls(ctx, engines) if engines else None
-
-    def attach(self, source: Any) -> Any:
+    def attach(self, source: DltSource) -> DltSource:
         """Add one assertion step to every asserted resource."""
         for name, engine in self.engines.items():
             source.resources[name].add_step(AssertionStep(engine))
@@ -148,12 +182,12 @@ class AssertionGate:
                      f"({len(engine.entries)} assertion(s))")  # fmt: skip
         return source
 
-    def after_extract(self, pipeline: Any, load_id: str) -> None:
+    def after_extract(self, pipeline: Pipeline, load_id: str) -> None:
         """Take every verdict; on failure drop this run's package and raise; else quarantine."""
         for name, engine in self.engines.items():
             for failure in engine.finalize():
                 self.failures.append((name, failure.assertion_type, failure.message))
-        log.info("assertions.summary", **self.summary())
+        log.info("assertions.summary", **self.details())
         if self.failures:
             drop_package(pipeline, load_id)
             name, atype, message = self.failures[0]
@@ -174,10 +208,20 @@ class AssertionGate:
         for engine in self.engines.values():
             engine.buffer.clear()
 
-    def summary(self) -> dict[str, Any]:
-        """Per resource: records_in, rejected, warned, failed (and per-assertion counts)."""
+    def details(self) -> dict[str, Any]:
+        """Per resource: records_in, rejected, warned, failed and per-assertion counts (the
+        ``assertions.summary`` log line)."""
         return {
-            "gate": "assertions",
+            "gate": self.name,
             "resources": {name: e.summary() for name, e in self.engines.items()},
             "failed_assertions": [f"{t} on {r}" for r, t, _ in self.failures],
         }
+
+    def summary(self) -> GateSummary:
+        """Per resource: rows quarantined, warned and counted towards failing the run."""
+        return GateSummary(
+            self.name,
+            {name: ResourceVerdicts(e.rejected_rows, e.warned_rows, e.failed_rows)
+             for name, e in self.engines.items()},
+            tuple(f"{t} on {r}" for r, t, _ in self.failures),
+        )  # fmt: skip

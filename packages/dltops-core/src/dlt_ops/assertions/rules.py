@@ -8,10 +8,10 @@
 * ``assertion_predicate_resolvable``: each ``[[custom]]`` predicate imports and is callable,
   probed in a sandboxed child process (import-time side effects are reported, not run here).
 
-The twin, :func:`check_assertions`, runs the same checks for the selected resources of one run
-and raises :class:`~dlt_ops.errors.AssertionConfigError`; the gate resolves predicates for
-real when the run builds it. Quarantine on a core-tier destination is refused by the
-``destination_capability`` rule and the preflight's capability check.
+A run makes the same checks once, for its selected resources, in the assertion gate
+(:class:`~dlt_ops.assertions.gate.AssertionGateFactory`), and resolves predicates for real.
+Quarantine on a core-tier destination is refused by the ``destination_capability`` rule and
+the preflight's capability check.
 """
 
 from __future__ import annotations
@@ -19,27 +19,18 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dlt_ops.assertions.checks import check_specs
 from dlt_ops.assertions.model import ParsedAssertions, parse_assertions
-from dlt_ops.errors import AssertionConfigError
 from dlt_ops.validate.framework import Finding, Rule, ValidationContext
 
 if TYPE_CHECKING:
-    from dlt_ops.config import ProjectConfig
-    from dlt_ops.plugins import PluginRegistry
+    pass
 
 PROBE_TIMEOUT_S = 30.0
-
-
-def declared_columns(resource: Any) -> tuple[str, ...] | None:
-    """Field names of the resource's ``columns=`` Pydantic model, ``None`` when there is none."""
-    model = (getattr(resource, "_hints", None) or {}).get("original_columns")
-    fields = getattr(model, "model_fields", None)
-    return tuple(fields) if isinstance(fields, Mapping) else None
 
 
 def _declared(ctx: ValidationContext) -> Iterator[tuple[str, ParsedAssertions, Any]]:
@@ -117,25 +108,6 @@ def assertion_predicate_resolvable(ctx: ValidationContext) -> Iterator[Finding]:
                 if problem:
                     yield Finding(name, spec.field,
                                   f"custom predicate '{spec.predicate}' {problem}")  # fmt: skip
-
-
-def check_assertions(
-    config: ProjectConfig, registry: PluginRegistry, source: str, selection: Any
-) -> None:
-    """Preflight twin of the rules: raise ``AssertionConfigError`` for the selected resources."""
-    raw = config.source(source).assertions
-    if not raw:
-        return
-    selected = dict(getattr(selection, "selected_resources", None) or {})
-    everything = dict(getattr(selection, "resources", None) or selected)
-    declared = {r: declared_columns(res) for r, res in selected.items()}
-    parsed = parse_assertions(raw, source)
-    issues, columns = check_specs(
-        parsed, registry, resources=everything or None, declared=declared,
-        only=list(selected) if selection is not None else None,
-    )  # fmt: skip
-    if issues or columns:
-        raise AssertionConfigError(source, [str(i) for i in (*issues, *columns)])
 
 
 ASSERTION_RULES = (

@@ -8,11 +8,14 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from dlt_ops.cli.state import AppState, RootOption
+
+if TYPE_CHECKING:
+    from dlt_ops.runner.model import RunOutcome, RunRequest
 
 _WORKER_ENV = {
     "normalize_workers": "NORMALIZE__WORKERS",
@@ -43,27 +46,25 @@ def _terminate_as_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"terminated by signal {signum}")
 
 
-def _print_receipt(outcome: object) -> None:
-    """The receipt table goes to stderr, so stdout stays clean for ``--json``."""
-    from dlt_ops.receipts.render import receipt_table
-
-    receipts = getattr(outcome, "receipts", [])
-    if receipts:
-        typer.echo(receipt_table(receipts), err=True)
+def _print_reports(outcome: RunOutcome) -> None:
+    """What observers reported (the receipt table) goes to stderr, so stdout stays clean for
+    ``--json``."""
+    for report in outcome.reports:
+        typer.echo(report, err=True)
 
 
-def _configuration_block(state: AppState, request: object) -> str:
+def _configuration_block(state: AppState, request: RunRequest) -> str:
     """What is about to run, where, and at which tier (stderr; resolution errors surface later,
     from the runner, with their exit code)."""
     from dlt_ops.destinations import resolve_destination
     from dlt_ops.errors import DltOpsError
     from dlt_ops.validate.capability import ADAPTER_GATED_FEATURES
 
-    source, resources = request.source, request.resources  # type: ignore[attr-defined]
+    source, resources = request.source, request.resources
     lines = ["Pipeline configuration", f"  Source: {source}",
              f"  Resources: {', '.join(resources) if resources else 'all'}"]  # fmt: skip
     try:
-        where = resolve_destination(state.project(), source, request.dataset)  # type: ignore[attr-defined]
+        where = resolve_destination(state.project(), source, request.dataset)
     except DltOpsError:
         return "\n".join(lines)
     tier = (
@@ -153,7 +154,7 @@ def run(
                 "interrupted: the run's ledger row was ended as failed."
             ) from None
     record = outcome.record
-    _print_receipt(outcome)
+    _print_reports(outcome)
     if as_json:
         typer.echo(json.dumps(record.as_json(), indent=2))
     if outcome.ok:

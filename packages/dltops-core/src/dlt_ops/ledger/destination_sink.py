@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext as _nothing
 from datetime import datetime
 
 import structlog
@@ -10,7 +9,6 @@ import structlog
 from dlt_ops.adapters import Statement
 from dlt_ops.ledger.model import ALL_KEYS, RUNS_TABLE, RUNS_TABLE_NAME, RunRecord, RunStatus
 from dlt_ops.ledger.sinks import LedgerQuery, LedgerSinkContext
-from dlt_ops.receipts.model import RECEIPT_KEYS, RECEIPTS_TABLE, RECEIPTS_TABLE_NAME, ReceiptRow
 
 log = structlog.get_logger(__name__)
 
@@ -29,17 +27,8 @@ FINISH_RUN = Statement(
 )
 PRUNE_COUNT = Statement(f"SELECT COUNT(*) FROM {{{RUNS_TABLE_NAME}}} WHERE started_at < ?")
 PRUNE_DELETE = Statement(f"DELETE FROM {{{RUNS_TABLE_NAME}}} WHERE started_at < ?")
-PRUNE_RECEIPTS = Statement(f"DELETE FROM {{{RECEIPTS_TABLE_NAME}}} WHERE run_started_at < ?")
 
 
-INSERT_RECEIPT = Statement(
-    f"INSERT INTO {{{RECEIPTS_TABLE_NAME}}} ({', '.join(RECEIPT_KEYS)}) "
-    f"VALUES ({', '.join('?' for _ in RECEIPT_KEYS)})"
-)
-SELECT_RECEIPTS = Statement(
-    f"SELECT {', '.join(RECEIPT_KEYS)} FROM {{{RECEIPTS_TABLE_NAME}}} WHERE run_id = ? "
-    "ORDER BY run_started_at, resource_name"
-)
 SELECT_RUN_BY_ID = Statement(
     f"SELECT {_COLS} FROM {{{RUNS_TABLE_NAME}}} WHERE run_id = ? OR substr(run_id, 1, ?) = ? "
     "ORDER BY started_at DESC"
@@ -121,24 +110,6 @@ class DestinationLedgerSink:
                 "(run-start was never recorded); this run has no ledger entry (non-fatal)"
             )
 
-    def receipts(self, run: RunRecord, rows: list[ReceiptRow]) -> None:
-        """Insert the run's receipt rows into ``_dlt_ops_receipts``."""
-        if self._skip() or not rows:
-            return
-        session = self.context.open_session()
-        session.ensure_table(RECEIPTS_TABLE)
-        with session.transaction() if session.adapter.capabilities.transactions else _nothing():
-            for row in rows:
-                session.execute(INSERT_RECEIPT, *row.values())
-
-    def read_receipts(self, run_id: str) -> list[ReceiptRow]:
-        """Every receipt row of ``run_id`` (all attempts), oldest attempt first."""
-        session = self.context.open_session()
-        if session.fetch_columns(RECEIPTS_TABLE_NAME) is None:
-            return []
-        rows = session.query(SELECT_RECEIPTS, run_id)
-        return [ReceiptRow.from_mapping(dict(zip(RECEIPT_KEYS, r, strict=True))) for r in rows]
-
     def read_run(self, ref: str) -> list[RunRecord]:
         """Ledger rows whose run id is ``ref`` or starts with it (a retried backfill chunk has
         several rows with one id), newest first."""
@@ -163,6 +134,4 @@ class DestinationLedgerSink:
             return 0
         if dry_run:
             return int(session.query(PRUNE_COUNT, older_than)[0][0])
-        if session.fetch_columns(RECEIPTS_TABLE_NAME) is not None:
-            session.execute(PRUNE_RECEIPTS, older_than)
         return session.execute(PRUNE_DELETE, older_than)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,11 @@ from typing import Any
 from dlt_ops.errors import ConfigError
 from dlt_ops.ledger.model import ALL_KEYS, RunRecord
 from dlt_ops.ledger.sinks import LedgerQuery, LedgerSinkContext
-from dlt_ops.receipts.model import ReceiptRow
 
 DEFAULT_PATH = ".dlt-ops/runs.jsonl"
+#: The ledger's own events; other features may keep their lines in the same file (receipts
+#: do), and the ledger leaves them alone.
+LEDGER_EVENTS = frozenset({"start", "heartbeat", "finish", "compact"})
 _TIMESTAMPS = ("started_at", "completed_at", "heartbeat_at", "window_from", "window_to")
 
 
@@ -32,17 +35,22 @@ def _record(line: dict[str, Any]) -> RunRecord:
     return RunRecord(**values)
 
 
+def jsonl_path(options: Mapping[str, Any], project_root: Path) -> Path:
+    """The file ``[dlt_ops.ledger_sink.jsonl] path`` names, relative to the project root."""
+    raw = options.get("path", DEFAULT_PATH)
+    if not isinstance(raw, str) or not raw:
+        raise ConfigError(
+            "[dlt_ops.ledger_sink.jsonl] path must be a non-empty string (a file path)."
+        )
+    path = Path(raw).expanduser()
+    return path if path.is_absolute() else project_root / path
+
+
 class JsonlLedgerSink:
     """Appends ledger events to a JSON-lines file and reads them back."""
 
     def __init__(self, context: LedgerSinkContext) -> None:
-        raw = context.options.get("path", DEFAULT_PATH)
-        if not isinstance(raw, str) or not raw:
-            raise ConfigError(
-                "[dlt_ops.ledger_sink.jsonl] path must be a non-empty string (a file path)."
-            )
-        path = Path(raw).expanduser()
-        self.path = path if path.is_absolute() else context.project_root / path
+        self.path = jsonl_path(context.options, context.project_root)
         self.target = str(self.path)
 
     def _append(self, event: str, run: RunRecord) -> None:
@@ -64,19 +72,6 @@ class JsonlLedgerSink:
         """Append the terminal event."""
         self._append("finish", run)
 
-    def receipts(self, run: RunRecord, rows: list[ReceiptRow]) -> None:
-        """Append one ``receipt`` line per row."""
-        if not rows:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        lines = "".join(
-            json.dumps({"event": "receipt", **row.as_json()}, separators=(",", ":")) + "\n"
-            for row in rows
-        )
-        with open(self.path, "a", encoding="utf-8") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            handle.write(lines)
-
     def _lines(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
@@ -89,14 +84,6 @@ class JsonlLedgerSink:
                     continue  # a torn last line from a killed writer is skipped, not fatal
         return out
 
-    def read_receipts(self, run_id: str) -> list[ReceiptRow]:
-        """Every receipt row of ``run_id``."""
-        return [
-            ReceiptRow.from_mapping(line)
-            for line in self._lines()
-            if line.get("event") == "receipt" and line.get("run_id") == run_id
-        ]
-
     def read_run(self, ref: str) -> list[RunRecord]:
         """Every attempt of the run whose id is or starts with ``ref``, newest first."""
         runs = [r for r in self._fold() or [] if r.run_id.startswith(ref)]
@@ -107,7 +94,7 @@ class JsonlLedgerSink:
             return None
         latest: dict[tuple[str, str, str], RunRecord] = {}
         for line in self._lines():
-            if line.get("event") == "receipt":
+            if line.get("event") not in LEDGER_EVENTS:
                 continue
             try:
                 record = _record(line)
@@ -141,16 +128,12 @@ class JsonlLedgerSink:
         keep = [r for r in runs if r.started_at >= older_than]
         removed = len(runs) - len(keep)
         if removed and not dry_run:
-            receipts = [
-                line for line in self._lines()
-                if line.get("event") == "receipt"
-                and datetime.fromisoformat(line["run_started_at"]) >= older_than
-            ]  # fmt: skip
+            others = [line for line in self._lines() if line.get("event") not in LEDGER_EVENTS]
             tmp = self.path.with_suffix(".jsonl.tmp")
             with open(tmp, "w", encoding="utf-8") as handle:
                 for run in sorted(keep, key=lambda r: r.started_at):
                     handle.write(json.dumps({"event": "compact", **run.as_json()}) + "\n")
-                for line in receipts:
+                for line in others:  # another feature's lines: theirs to prune
                     handle.write(json.dumps(line) + "\n")
             os.replace(tmp, self.path)
         return removed

@@ -69,23 +69,6 @@ class LedgerWriter:
                 self.record = self.record.replace(heartbeat_at=utcnow())
                 self._each("heartbeat", "heartbeat")
 
-    def receipts(self, rows: list[Any]) -> None:
-        """Hand the run's receipt rows to every sink that stores receipts (best-effort)."""
-        for name, sink in self.sinks:
-            store = getattr(sink, "receipts", None)
-            if store is None:
-                continue
-            try:
-                store(self.record, rows)
-            except Exception as exc:  # receipts are observability, like the ledger
-                log.error(
-                    f"Failed to write receipt rows to {getattr(sink, 'target', name)} "
-                    "(non-fatal, run continues)",
-                    sink=name,
-                    run_id=self.record.run_id,
-                    error=redact(f"{type(exc).__name__}: {exc}"),
-                )
-
     def finish(self, status: RunStatus, **fields: Any) -> RunRecord:
         """Stop heartbeats and record the terminal state (``dlt_run_id``, counts, error...)."""
         self._stop.set()

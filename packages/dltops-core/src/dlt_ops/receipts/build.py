@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from dlt_ops.errors import ConfigError
 from dlt_ops.receipts.counting import Tallies
@@ -12,6 +12,17 @@ from dlt_ops.receipts.model import CostBasis, ReceiptRow
 
 #: How far a run got: the receipt needs to know whether this run's package can have loaded.
 PHASES = ("setup", "extract", "gates", "normalize", "load", "done")
+
+
+class Verdicts(Protocol):
+    """What the run's gates decided about one resource's rows (summed over gates)."""
+
+    @property
+    def rejected(self) -> int: ...
+    @property
+    def warned(self) -> int: ...
+    @property
+    def failed(self) -> int: ...
 
 
 def _step_seconds(trace: Any) -> dict[str, float]:
@@ -81,7 +92,7 @@ def build_receipts(
     pipeline_name: str,
     source: str,
     tallies: Tallies,
-    gate_summaries: list[dict[str, Any]],
+    verdicts: Mapping[str, Verdicts],
     trace: Any,
     phase: str,
     rates: Mapping[str, float],
@@ -91,23 +102,19 @@ def build_receipts(
 ) -> list[ReceiptRow]:
     """One row per selected resource. ``phase`` is how far the run got; a run that stopped at
     or before the gates dropped its package, so nothing of it is ``out``."""
-    gates: dict[str, dict[str, Any]] = {}
-    for summary in gate_summaries:
-        for name, counts in summary.get("resources", {}).items():
-            gates[name] = counts
     written = _written(trace) if phase in ("normalize", "load", "done") else {}
     loaded_ok = phase == "done"
     seconds = _step_seconds(trace)
     total_rows = 0
     rows: list[ReceiptRow] = []
     for name, tally in sorted(tallies.by_resource.items()):
-        gate = gates.get(name, {})
-        rejected, warned = int(gate.get("rejected", 0)), int(gate.get("warned", 0))
+        gate = verdicts.get(name)
+        rejected, warned = (gate.rejected, gate.warned) if gate is not None else (0, 0)
         out = written.get(name, 0)
         if loaded_ok or out:
             # the package went on: fail verdicts within a max_violations tolerance loaded, so
             # they are out (and flagged as warned), never counted twice
-            failed, warned = 0, warned + int(gate.get("failed", 0))
+            failed, warned = 0, warned + (gate.failed if gate is not None else 0)
         else:
             # nothing of this run's package can load: whatever passed dlt's filters and was
             # not quarantined was held back by the failure

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from dlt_ops.adapters import DestinationSession
 from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import resolve_destination
 from dlt_ops.errors import DltOpsError, UsageError
+from dlt_ops.ledger.jsonl_sink import jsonl_path
 from dlt_ops.ledger.model import RunRecord
 from dlt_ops.ledger.readers import SessionPool, source_ledger
 from dlt_ops.ledger.sinks import LedgerQuery
 from dlt_ops.ledger.status import collect_status
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.receipts.model import ReceiptRow
+from dlt_ops.receipts.store import ReceiptStore, receipt_stores
 
 
 @dataclass
@@ -77,22 +81,41 @@ def _find_in(
             ids = {r.run_id for r in attempts}
             if len(ids) > 1:
                 raise UsageError(f"run id prefix '{ref}' is ambiguous: {', '.join(sorted(ids))}.")
-            run_id = attempts[0].run_id
-            read_receipts = getattr(sink, "read_receipts", None)
-            receipts = read_receipts(run_id) if read_receipts is not None else []
-            return RunReport(attempts, [r for r in receipts if r.source_section == source])
+            stores = project_stores(config, full_tier=registry.has("destination", where.engine),
+                                    open_session=lambda: pool.get(where))  # fmt: skip
+            receipts = _read(stores, [attempts[0].run_id], source)
+            return RunReport(attempts, receipts)
     return None
+
+
+def project_stores(
+    config: ProjectConfig, *, full_tier: bool, open_session: Callable[[], DestinationSession]
+) -> list[ReceiptStore]:
+    """The receipt stores of a project (they follow its ``[dlt_ops] ledger_sinks``)."""
+    path = None
+    if "jsonl" in config.ledger_sinks:
+        options = config.ledger_sink.get("jsonl", {})
+        path = jsonl_path(options if isinstance(options, Mapping) else {}, config.root)
+    return receipt_stores(
+        config.ledger_sinks, full_tier=full_tier, open_session=open_session, jsonl_path=path
+    )
+
+
+def _read(stores: list[ReceiptStore], run_ids: list[str], source: str) -> list[ReceiptRow]:
+    """Rows of ``run_ids`` from the first store that has any."""
+    for store in stores:
+        rows = [r for run_id in run_ids for r in store.read(run_id) if r.source_section == source]
+        if rows:
+            return rows
+    return []
 
 
 def receipts_for_runs(
     registry: PluginRegistry, config: ProjectConfig, source: str, run_ids: list[str]
 ) -> list[ReceiptRow]:
-    """Every receipt row (all attempts) of ``run_ids`` in ``source``'s ledger."""
+    """Every receipt row (all attempts) of ``run_ids`` in ``source``'s receipt stores."""
     where = resolve_destination(config, source)
     with SessionPool(registry, config) as pool:
-        for _, sink in source_ledger(registry, config, where, pool).with_method("read_receipts"):
-            read = sink.read_receipts  # type: ignore[attr-defined]
-            rows = [r for run_id in run_ids for r in read(run_id) if r.source_section == source]
-            if rows:
-                return rows
-    return []
+        stores = project_stores(config, full_tier=registry.has("destination", where.engine),
+                                open_session=lambda: pool.get(where))  # fmt: skip
+        return _read(stores, run_ids, source)

@@ -1,4 +1,4 @@
-"""The current run, visible to code that executes inside it (checkpoints, gates, receipts).
+"""The current run, visible to code that executes inside it (checkpoints, gates, observers).
 
 The runner sets it for the whole extract/normalize/load; ``current_run()`` returns ``None``
 outside a dlt-ops run (e.g. a plain ``pipeline.run`` in a notebook).
@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dlt_ops.runner.model import RunState
 
 if TYPE_CHECKING:
     from dlt_ops.adapters import DestinationSession
@@ -35,8 +37,8 @@ class RunContext:
     #: Opens (once) and returns the run's destination session; raises on core tier.
     open_session: Callable[[], DestinationSession]
     backfill_id: str | None = None
-    #: Per-feature scratch space (e.g. assertion counts for the receipt).
-    extras: dict[str, Any] = field(default_factory=dict)
+    #: How far the run got and what it built (phase, dlt pipeline, tables, gates).
+    state: RunState = field(default_factory=RunState)
 
     @property
     def pipeline_name(self) -> str:

@@ -1,12 +1,15 @@
 """One run of one source, in SPEC §4.1's order.
 
-resolve destination and dataset → ledger start row → import and instantiate the source →
-preflight → build the pipeline → extract → normalize → load → terminal ledger row.
+prepare (resolve source, destination and dataset; plugins check and contribute gates) → ledger
+start row → ``dlt_ops_run_started`` → import and instantiate the source → preflight → gates →
+build the pipeline → extract → gates decide → normalize → load → terminal ledger row →
+``dlt_ops_run_finished``.
 
 Everything after the start row sits under one ``try``: whatever happens (an import-safety
 violation, a secret missing in the source function, a failed load, Ctrl-C) the row ends in a
-terminal status. Resolution failures happen before the row and raise (exit 2): there is nowhere
-to record them.
+terminal status. Preparation failures happen before the row and raise (exit 2): there is
+nowhere to record them. Features (assertions, receipts, alerts) attach through the lifecycle
+hooks; the runner imports none of them.
 """
 
 from __future__ import annotations
@@ -14,65 +17,35 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from typing import TYPE_CHECKING
 
 import structlog
 
 from dlt_ops import __version__
-from dlt_ops.adapters import DestinationSession, check_identifier
+from dlt_ops.adapters import DestinationSession
+from dlt_ops.clock import utcnow
 from dlt_ops.config import ProjectConfig
-from dlt_ops.destinations import ResolvedDestination, open_session, resolve_destination
-from dlt_ops.errors import DltOpsError, UnknownResourceError
+from dlt_ops.destinations import ResolvedDestination, open_session
+from dlt_ops.errors import DltOpsError
 from dlt_ops.ledger import LedgerWriter, RunRecord, RunStatus, summarize_error
 from dlt_ops.ledger.build import build_sinks
-from dlt_ops.ledger.writer import utcnow
 from dlt_ops.plugins import PluginRegistry
-from dlt_ops.runner import counts
+from dlt_ops.runner import counts, lifecycle
 from dlt_ops.runner.context import RunContext, active_run
-from dlt_ops.runner.gates import build_gates
+from dlt_ops.runner.model import PreparedRun, RunOutcome, RunPhase, RunRequest
 from dlt_ops.runner.pipeline import build_pipeline, pipelines_dir, project_environment
+from dlt_ops.runner.prepare import prepare_run
 from dlt_ops.runner.window import Window
+
+if TYPE_CHECKING:
+    from dlt.common.pipeline import LoadInfo
+    from dlt.extract.resource import DltResource
 
 log = structlog.get_logger(__name__)
 
-
-@dataclass(frozen=True)
-class RunRequest:
-    """What to run. ``window`` bounds every incremental to ``[start, end)``."""
-
-    source: str
-    resources: tuple[str, ...] = ()
-    dataset: str | None = None
-    window: Window | None = None
-    trigger_source: str = "cli"
-    run_id: str | None = None
-    backfill_id: str | None = None
-    #: dlt working directory override (backfill gives each chunk its own).
-    working_dir: Path | None = None
-    #: Adapter-gated features the caller engages (e.g. ``("backfill",)``), for the preflight.
-    engaged_features: tuple[str, ...] = ()
-    #: Wraps ``pipeline.load()`` (backfill: a lock so concurrent chunks load one at a time).
-    load_guard: Callable[[], AbstractContextManager[None]] | None = None
-
-
-@dataclass
-class RunOutcome:
-    """What happened: the final ledger record, and on success dlt's load info and pipeline."""
-
-    record: RunRecord
-    error: BaseException | None = None
-    load_info: Any = None
-    pipeline: Any = None
-    receipts: list[Any] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """Whether the run completed."""
-        return self.error is None
+__all__ = ["RunFailedError", "RunOutcome", "RunRequest", "execute_run", "prepare_for"]
 
 
 class RunFailedError(DltOpsError):
@@ -187,36 +160,39 @@ def _no_trace_left(
         discard_pickled_trace(base / where.pipeline_name)
 
 
-def _select_resources(source: Any, wanted: tuple[str, ...], name: str) -> Any:
-    if not wanted:
-        return source
-    known = list(source.resources.keys())
-    unknown = [r for r in wanted if r not in known]
-    if unknown:
-        raise UnknownResourceError(name, unknown, known)
-    return source.with_resources(*wanted)
+def prepare_for(
+    registry: PluginRegistry, config: ProjectConfig, request: RunRequest
+) -> PreparedRun:
+    """:func:`~dlt_ops.runner.prepare.prepare_run` for ``request``."""
+    return prepare_run(
+        registry, config, request.source, resources=request.resources,
+        dataset=request.dataset, trigger_source=request.trigger_source,
+    )  # fmt: skip
 
 
-def execute_run(registry: PluginRegistry, config: ProjectConfig, request: RunRequest) -> RunOutcome:
+def execute_run(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    request: RunRequest,
+    *,
+    prepared: PreparedRun | None = None,
+) -> RunOutcome:
     """Run one source and record it in the ledger. Returns the outcome; never raises for a
-    failure that happened after the start row (the outcome carries it)."""
-    from dlt_ops.project.discovery import discover
+    failure that happened after the start row (the outcome carries it).
 
-    project = discover(config.root)
-    project.source(request.source)  # unknown source: a usage error before any row
-    where = resolve_destination(config, request.source, request.dataset)
-    # the ledger, receipts and state tables live in this dataset: refuse a name no adapter
-    # could quote before anything is written (exit 2), rather than lose the ledger silently
-    check_identifier(where.dataset, max_length=1024, subject="dataset")
-    registry.get("trigger_emitter", request.trigger_source)  # must be registered
-    full_tier = registry.has("destination", where.engine)
+    ``prepared`` is reused when given (a backfill prepares once for all its chunks); it must
+    come from the same source, resources and dataset as ``request``.
+    """
+    if prepared is None:
+        prepared = prepare_for(registry, config, request)
+    where = prepared.where
     session = _LazySession(registry, config, where)
     sinks = build_sinks(
         registry,
         config,
         engine=where.engine,
         dataset=where.dataset,
-        full_tier=full_tier,
+        full_tier=prepared.full_tier,
         open_session=session,
     )
     run_id = request.run_id or uuid.uuid4().hex
@@ -234,147 +210,91 @@ def execute_run(registry: PluginRegistry, config: ProjectConfig, request: RunReq
         config=config,
         registry=registry,
         where=where,
-        full_tier=full_tier,
+        full_tier=prepared.full_tier,
         open_session=session,
         backfill_id=request.backfill_id,
     )
+    state = ctx.state
     with bound, project_environment(config.root), _no_trace_left(config, request, where):
         writer.start()
+        lifecycle.run_started(ctx, writer.record)
         try:
-            outcome = _execute(ctx, request, project)
+            load_info = _execute(ctx, request, prepared)
         except BaseException as exc:  # every outcome, Ctrl-C included, ends the row
             interrupt = _interrupt_in(exc)
             record = writer.finish(
                 RunStatus.failed, error_summary=summarize_error(interrupt or exc)
             )
-            receipts = _receipts(ctx, writer, record.error_summary)
+            outcome = RunOutcome(
+                record, state.phase, error=exc, pipeline=state.pipeline, gates=tuple(state.gates)
+            )
+            lifecycle.run_finished(ctx, outcome)
             session.close()
             if interrupt is not None:
                 raise interrupt from exc
             if not isinstance(exc, Exception):
                 raise
             log.error("run.failed", error=record.error_summary)
-            return RunOutcome(record=record, error=exc, receipts=receipts)
-        record = writer.finish(RunStatus.completed, **outcome.pop("ledger"))
-        receipts = _receipts(ctx, writer, None)
+            return outcome
+        trace = state.pipeline.last_trace if state.pipeline is not None else None
+        record = writer.finish(
+            RunStatus.completed,
+            dlt_run_id=counts.first_load_id(load_info),
+            records_extracted=counts.records_extracted(trace),
+            records_loaded=counts.records_loaded(trace),
+        )
+        outcome = RunOutcome(
+            record, state.phase, load_info=load_info, pipeline=state.pipeline,
+            gates=tuple(state.gates),
+        )  # fmt: skip
+        lifecycle.run_finished(ctx, outcome)
         session.close()
         log.info("run.completed", records_loaded=record.records_loaded)
-        return RunOutcome(record=record, receipts=receipts, **outcome)
+        return outcome
 
 
-def _table_name(resource: Any) -> str:
+def _table_name(resource: DltResource) -> str:
     """The resource's root table (its name unless a static ``table_name`` hint says otherwise)."""
     name = resource.table_name
     return name if isinstance(name, str) else resource.name
 
 
-def _measured_cost(ctx: RunContext, writer: LedgerWriter) -> float | None:
-    """What the destination itself says the run's load cost (adapters that can tell)."""
-    if not ctx.full_tier:
-        return None
-    session = ctx.open_session()
-    measure = getattr(session.adapter, "measured_cost", None)
-    if measure is None:
-        return None
-    try:
-        return measure(session.client, session.dataset, writer.record)
-    except Exception as exc:  # a cost figure is observability; the receipt goes on without it
-        log.warning("receipts.measured_cost_failed", error=summarize_error(exc))
-        return None
-
-
-def _receipts(ctx: RunContext, writer: LedgerWriter, failure: str | None) -> list[Any]:
-    """Build the run's receipt rows and hand them to the sinks; never raises."""
-    from dlt_ops.receipts.build import build_receipts
-
-    extras = ctx.extras
-    if "tallies" not in extras:
-        return []  # the run stopped before it counted anything (setup, preflight)
-    try:
-        pipeline = extras.get("pipeline")
-        rows = build_receipts(
-            run_id=ctx.run_id,
-            run_started_at=writer.record.started_at,
-            pipeline_name=ctx.pipeline_name,
-            source=ctx.source,
-            tallies=extras["tallies"],
-            gate_summaries=[g.summary() for g in extras.get("gate_objects", [])],
-            trace=pipeline.last_trace if pipeline is not None else None,
-            phase=extras.get("phase", "setup"),
-            rates=extras.get("rates", {}),
-            failure=failure,
-            tables=extras.get("tables"),
-            measured_cost=_measured_cost(ctx, writer) if extras.get("phase") == "done" else None,
-        )
-    except Exception as exc:  # a receipt is observability: it never changes the outcome
-        log.error("receipts.build_failed", error=summarize_error(exc))
-        return []
-    for row in rows:
-        if not row.reconciles:
-            log.warning("receipts.unreconciled", resource=row.resource_name, row=row.as_json())
-    writer.receipts(rows)
-    return rows
-
-
-def _preflight(ctx: RunContext, request: RunRequest, info: Any, source: Any) -> None:
+def _execute(ctx: RunContext, request: RunRequest, prepared: PreparedRun) -> LoadInfo:
+    from dlt_ops.secrets import engage_secrets
     from dlt_ops.validate.preflight import run_preflight
 
-    report = run_preflight(
-        ctx.config,
-        ctx.registry,
-        info,
-        source,
-        window=ctx.window is not None,
-        engaged_features=request.engaged_features,
-    )
-    for notice in report.notices:
-        log.warning(notice)
-
-
-def _execute(ctx: RunContext, request: RunRequest, project: Any) -> dict[str, Any]:
-    from dlt_ops.project.introspect import load_source
-    from dlt_ops.receipts.build import cost_rates
-    from dlt_ops.receipts.counting import Tallies, attach_counters
-    from dlt_ops.secrets import engage_secrets
-
-    config, registry = ctx.config, ctx.registry
-    extras = ctx.extras
-    extras["rates"] = cost_rates(config.source(request.source).cost, request.source)
-    loaded = load_source(project, config, request.source)
+    config, registry, state = ctx.config, ctx.registry, ctx.state
+    loaded = prepared.loaded()
     # secrets reach dlt's providers before the source function resolves them (every path)
     engage_secrets(config, registry, request.source)
-    source = _select_resources(loaded.source_fn(), request.resources, request.source)
-    _preflight(ctx, request, loaded.info, source)
+    source = prepared.instantiate()
+    report = run_preflight(
+        config, registry, loaded.info, source,
+        window=ctx.window is not None, engaged_features=request.engaged_features,
+    )  # fmt: skip
+    for notice in report.notices:
+        log.warning(notice)
+    gates = [g for f in prepared.gate_factories if (g := f.gate(ctx, source)) is not None]
     pipeline = build_pipeline(config, request.source, ctx.where, working_dir=request.working_dir)
-    extras["pipeline"] = pipeline
-    extras["tables"] = {n: _table_name(r) for n, r in source.selected_resources.items()}
-    source = attach_counters(source, extras.setdefault("tallies", Tallies()))
-    gates = extras["gate_objects"] = build_gates(ctx, source)
+    state.pipeline = pipeline
+    state.tables = {n: _table_name(r) for n, r in source.selected_resources.items()}
     for gate in gates:
         source = gate.attach(source)
+        state.gates.append(gate)
     # as pipeline.run does: restore state (incremental cursors) from the destination when the
     # working dir is new or behind, e.g. a fresh CI runner or a backfill chunk's own dir
     pipeline.sync_destination()
     with _interval(request.window), active_run(ctx):
         # explicit steps so gates can judge the run's package between extract and load
-        extras["phase"] = "extract"
+        state.phase = RunPhase.extract
         extract_info = pipeline.extract(source)
-        extras["phase"] = "gates"
+        state.phase = RunPhase.gates
         for gate in gates:
             gate.after_extract(pipeline, extract_info.loads_ids[-1])
-        extras["phase"] = "normalize"
+        state.phase = RunPhase.normalize
         pipeline.normalize()
-        extras["phase"] = "load"
+        state.phase = RunPhase.load
         with request.load_guard() if request.load_guard is not None else nullcontext():
             load_info = pipeline.load()
-        extras["phase"] = "done"
-    trace = pipeline.last_trace
-    return {
-        "ledger": {
-            "dlt_run_id": counts.first_load_id(load_info),
-            "records_extracted": counts.records_extracted(trace),
-            "records_loaded": counts.records_loaded(trace),
-        },
-        "load_info": load_info,
-        "pipeline": pipeline,
-    }
+        state.phase = RunPhase.done
+    return load_info

@@ -1,0 +1,65 @@
+"""Building the configured alert sinks and sending one alert to each, in isolation."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import structlog
+
+from dlt_ops.alerts.model import Alert, AlertSink, AlertSinkContext
+from dlt_ops.redact import redact
+
+if TYPE_CHECKING:
+    from dlt_ops.config import ProjectConfig
+    from dlt_ops.plugins import PluginRegistry
+
+log = structlog.get_logger(__name__)
+
+KIND = "alert_sink"
+#: ``[dlt_ops] alert_sinks`` unset: alerts go to the log.
+DEFAULT_SINKS = ("log",)
+
+
+def configured_sinks(config: ProjectConfig) -> tuple[str, ...]:
+    """The sink names in effect (``[]`` turns alerts off)."""
+    return DEFAULT_SINKS if config.alert_sinks is None else tuple(config.alert_sinks)
+
+
+def check_alert_sinks(registry: PluginRegistry, config: ProjectConfig) -> None:
+    """Every configured name is registered and loads (``UnknownPluginError`` /
+    ``PluginLoadError``, exit 2): a misspelled sink means alerts go nowhere."""
+    for name in configured_sinks(config):
+        registry.get(KIND, name)
+
+
+def build_alert_sinks(registry: PluginRegistry, config: ProjectConfig) -> list[AlertSink]:
+    """Every configured sink; one that cannot be built is logged and left out."""
+    sinks: list[AlertSink] = []
+    for name in configured_sinks(config):
+        options = config.alert_sink.get(name, {})
+        context = AlertSinkContext(name, config.root, options if isinstance(options, dict) else {})
+        try:
+            sinks.append(registry.get(KIND, name)(context))
+        except Exception as exc:  # a broken sink loses its alerts, never the run
+            log.error("alerts.sink_unavailable", sink=name, error=_describe(exc))
+    return sinks
+
+
+def send_all(sinks: list[AlertSink], alert: Alert) -> int:
+    """Send ``alert`` to every sink, each in its own ``try``; returns how many delivered."""
+    delivered = 0
+    for sink in sinks:
+        try:
+            sink.send(alert)
+            delivered += 1
+        except Exception as exc:  # one failing sink never stops another, nor the run
+            log.error(
+                f"Failed to send alert to {sink.target} (non-fatal)",
+                run_id=alert.run_id,
+                error=_describe(exc),
+            )
+    return delivered
+
+
+def _describe(exc: BaseException) -> str:
+    return redact(f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,81 @@
+"""The alert-sink contract: what a sink is built from, what it receives, what it must do.
+
+Plugin authors implement :class:`AlertSink` and register a factory taking an
+:class:`AlertSinkContext` through ``dlt_ops_register_alert_sinks`` (kind ``alert_sink``,
+entry-point group ``dlt_ops.alert_sink``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+class AlertKind(StrEnum):
+    """Why an alert was raised."""
+
+    #: A run failed (any cause other than an assertion).
+    run_failed = "run_failed"
+    #: A ``fail`` assertion stopped a run before load.
+    assertion_failed = "assertion_failed"
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One notice for the people who run the project. Every string is already redacted."""
+
+    kind: AlertKind
+    source: str
+    run_id: str
+    pipeline_name: str
+    destination: str
+    dataset: str
+    trigger_source: str
+    started_at: datetime
+    #: One line: what went wrong (the ledger's ``error_summary``).
+    message: str
+    completed_at: datetime | None = None
+    backfill_id: str | None = None
+    #: ``"<check> on <resource>"`` for every failed check (assertion alerts).
+    failed_checks: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        """JSON-ready dict, timestamps ISO-8601."""
+        out: dict[str, Any] = {}
+        for key in self.__dataclass_fields__:
+            value = getattr(self, key)
+            if isinstance(value, datetime):
+                value = value.isoformat()
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[key] = value
+        return out
+
+
+@dataclass(frozen=True)
+class AlertSinkContext:
+    """Everything a sink factory may use: its name, its ``[dlt_ops.alert_sink.<name>]``
+    options and the project root."""
+
+    name: str
+    project_root: Path
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class AlertSink(Protocol):
+    """Delivers alerts somewhere. Best-effort: the core isolates every call."""
+
+    #: Human label for log lines (``log``, a webhook's host).
+    target: str
+
+    def send(self, alert: Alert) -> None:
+        """Deliver ``alert``; raise when it could not be delivered (the core logs it)."""
+
+
+#: What ``dlt_ops_register_alert_sinks`` registers: called once per run that alerts.
+AlertSinkFactory = Callable[[AlertSinkContext], AlertSink]

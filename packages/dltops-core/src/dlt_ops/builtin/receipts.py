@@ -1,0 +1,155 @@
+"""The receipts feature as a lifecycle plugin (entry point ``receipts`` in ``dlt_ops.lifecycle``).
+
+A counting gate per run (records in, pages, what passed dlt's own filters), and an observer that
+turns the finished run into receipt rows, hands them to the receipt stores and adds the receipt
+table to the outcome's reports. Built only on the documented lifecycle hooks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import structlog
+
+from dlt_ops import hookimpl
+from dlt_ops.redact import redact
+from dlt_ops.runner.gates import GateSummary, merged_verdicts
+
+if TYPE_CHECKING:
+    from dlt import Pipeline
+    from dlt.extract.source import DltSource
+
+    from dlt_ops.receipts.counting import Tallies
+    from dlt_ops.receipts.model import ReceiptRow
+    from dlt_ops.receipts.store import ReceiptStore
+    from dlt_ops.runner.context import RunContext
+    from dlt_ops.runner.model import PreparedRun, RunOutcome
+
+log = structlog.get_logger(__name__)
+
+
+class CountingGate:
+    """Counts each selected resource's items; decides nothing."""
+
+    name = "receipts"
+
+    def __init__(self, rates: dict[str, float]) -> None:
+        from dlt_ops.receipts.counting import Tallies
+
+        self.rates = rates
+        self.tallies: Tallies = Tallies()
+
+    def attach(self, source: DltSource) -> DltSource:
+        """Add the two counting steps to every selected resource."""
+        from dlt_ops.receipts.counting import attach_counters
+
+        return attach_counters(source, self.tallies)
+
+    def after_extract(self, pipeline: Pipeline, load_id: str) -> None:
+        """Nothing to decide."""
+
+    def summary(self) -> GateSummary:
+        """No verdicts: counting only."""
+        return GateSummary(self.name)
+
+
+class ReceiptsGateFactory:
+    """One per prepared run: cost rates are parsed once (a whole backfill shares them)."""
+
+    def __init__(self, prepared: PreparedRun) -> None:
+        self.prepared = prepared
+        self._rates: dict[str, float] | None = None
+
+    def rates(self) -> dict[str, float]:
+        """``[sources.X.dlt_ops.cost]``, checked on first use (raises ``ConfigError``)."""
+        if self._rates is None:
+            from dlt_ops.receipts.build import cost_rates
+
+            source = self.prepared.source
+            self._rates = cost_rates(self.prepared.config.source(source).cost, source)
+        return self._rates
+
+    def check(self, source: DltSource) -> None:
+        """The cost rates parse."""
+        self.rates()
+
+    def gate(self, run: RunContext, source: DltSource) -> CountingGate:
+        """A fresh counter for this run."""
+        return CountingGate(self.rates())
+
+
+@hookimpl
+def dlt_ops_extract_gates(prepared: PreparedRun) -> ReceiptsGateFactory:
+    """Every run is counted."""
+    return ReceiptsGateFactory(prepared)
+
+
+def stores_for(run: RunContext) -> list[ReceiptStore]:
+    """The receipt stores of the run's project, on the run's own session."""
+    from dlt_ops.receipts.service import project_stores
+
+    return project_stores(run.config, full_tier=run.full_tier, open_session=run.open_session)
+
+
+def _measured_cost(run: RunContext, outcome: RunOutcome) -> float | None:
+    """What the destination itself says the run's load cost (adapters that can tell)."""
+    if not run.full_tier or outcome.phase != "done":
+        return None
+    from dlt_ops.ledger import summarize_error
+
+    session = run.open_session()
+    measure = getattr(session.adapter, "measured_cost", None)
+    if measure is None:
+        return None
+    try:
+        return measure(session.client, session.dataset, outcome.record)
+    except Exception as exc:  # a cost figure is observability; the receipt goes on without it
+        log.warning("receipts.measured_cost_failed", error=summarize_error(exc))
+        return None
+
+
+def receipt_rows(run: RunContext, outcome: RunOutcome) -> list[ReceiptRow]:
+    """The run's receipt rows; none when it stopped before counting (setup, preflight)."""
+    from dlt_ops.receipts.build import build_receipts
+
+    counter = next((g for g in outcome.gates if isinstance(g, CountingGate)), None)
+    if counter is None:
+        return []
+    pipeline = outcome.pipeline
+    return build_receipts(
+        run_id=run.run_id,
+        run_started_at=outcome.record.started_at,
+        pipeline_name=run.pipeline_name,
+        source=run.source,
+        tallies=counter.tallies,
+        verdicts=merged_verdicts([g.summary() for g in outcome.gates]),
+        trace=pipeline.last_trace if pipeline is not None else None,
+        phase=outcome.phase,
+        rates=counter.rates,
+        failure=outcome.record.error_summary,
+        tables=run.state.tables,
+        measured_cost=_measured_cost(run, outcome),
+    )
+
+
+@hookimpl
+def dlt_ops_run_finished(run: RunContext, outcome: RunOutcome) -> None:
+    """Build the receipt, write it to every store (each isolated), report the table."""
+    from dlt_ops.receipts.render import receipt_table
+
+    rows = receipt_rows(run, outcome)
+    if not rows:
+        return
+    for row in rows:
+        if not row.reconciles:
+            log.warning("receipts.unreconciled", resource=row.resource_name, row=row.as_json())
+    for store in stores_for(run):
+        try:
+            store.write(rows)
+        except Exception as exc:  # receipts are observability, like the ledger
+            log.error(
+                f"Failed to write receipt rows to {store.target} (non-fatal, run continues)",
+                run_id=run.run_id,
+                error=redact(f"{type(exc).__name__}: {exc}"),
+            )
+    outcome.reports.append(receipt_table(rows))

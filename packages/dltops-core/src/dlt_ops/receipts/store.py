@@ -1,0 +1,174 @@
+"""Where receipts are kept: the receipts feature owns ``_dlt_ops_receipts`` and its jsonl lines.
+
+Receipts live beside the runs ledger, wherever the project keeps one: in the run's own
+destination and dataset (full tier, when the ``destination`` ledger sink is configured) and in
+the jsonl ledger's file (``event: "receipt"`` lines, when the ``jsonl`` sink is configured).
+Writes are observability, best-effort like the ledger; the caller isolates each store.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from dlt_ops.adapters import Statement
+from dlt_ops.receipts.model import RECEIPT_KEYS, RECEIPTS_TABLE, RECEIPTS_TABLE_NAME, ReceiptRow
+
+if TYPE_CHECKING:
+    from dlt_ops.adapters import DestinationSession
+
+INSERT_RECEIPT = Statement(
+    f"INSERT INTO {{{RECEIPTS_TABLE_NAME}}} ({', '.join(RECEIPT_KEYS)}) "
+    f"VALUES ({', '.join('?' for _ in RECEIPT_KEYS)})"
+)
+SELECT_RECEIPTS = Statement(
+    f"SELECT {', '.join(RECEIPT_KEYS)} FROM {{{RECEIPTS_TABLE_NAME}}} WHERE run_id = ? "
+    "ORDER BY run_started_at, resource_name"
+)
+PRUNE_COUNT = Statement(f"SELECT COUNT(*) FROM {{{RECEIPTS_TABLE_NAME}}} WHERE run_started_at < ?")
+PRUNE_DELETE = Statement(f"DELETE FROM {{{RECEIPTS_TABLE_NAME}}} WHERE run_started_at < ?")
+
+#: The jsonl event name of a receipt line.
+RECEIPT_EVENT = "receipt"
+
+
+class ReceiptStore(Protocol):
+    """Keeps receipt rows and reads them back."""
+
+    #: Human label for log lines: the table or file.
+    target: str
+
+    def write(self, rows: Sequence[ReceiptRow]) -> None:
+        """Store one run's (one attempt's) rows."""
+
+    def read(self, run_id: str) -> list[ReceiptRow]:
+        """Every row of ``run_id`` (all attempts), oldest attempt first."""
+
+    def prune(self, older_than: datetime, *, dry_run: bool) -> int:
+        """Delete (or count) rows of runs started before ``older_than``."""
+
+
+class DestinationReceiptStore:
+    """``_dlt_ops_receipts`` in the run's destination and dataset, through its adapter."""
+
+    target = RECEIPTS_TABLE_NAME
+
+    def __init__(self, open_session: Callable[[], DestinationSession]) -> None:
+        self.open_session = open_session
+
+    def write(self, rows: Sequence[ReceiptRow]) -> None:
+        """Insert the rows (in one transaction where the engine has them)."""
+        if not rows:
+            return
+        session = self.open_session()
+        session.ensure_table(RECEIPTS_TABLE)
+        with session.transaction() if session.adapter.capabilities.transactions else nullcontext():
+            for row in rows:
+                session.execute(INSERT_RECEIPT, *row.values())
+
+    def read(self, run_id: str) -> list[ReceiptRow]:
+        """Rows of ``run_id``; none when the table does not exist."""
+        session = self.open_session()
+        if session.fetch_columns(RECEIPTS_TABLE_NAME) is None:
+            return []
+        rows = session.query(SELECT_RECEIPTS, run_id)
+        return [ReceiptRow.from_mapping(dict(zip(RECEIPT_KEYS, r, strict=True))) for r in rows]
+
+    def prune(self, older_than: datetime, *, dry_run: bool) -> int:
+        """Count or delete rows of runs started before ``older_than``."""
+        session = self.open_session()
+        if session.fetch_columns(RECEIPTS_TABLE_NAME) is None:
+            return 0
+        if dry_run:
+            return int(session.query(PRUNE_COUNT, older_than)[0][0])
+        return session.execute(PRUNE_DELETE, older_than)
+
+
+class JsonlReceiptStore:
+    """``receipt`` lines appended to a JSON-lines file (the jsonl ledger's file)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.target = str(path)
+
+    def write(self, rows: Sequence[ReceiptRow]) -> None:
+        """Append one line per row, whole lines under an exclusive lock."""
+        if not rows:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lines = "".join(
+            json.dumps({"event": RECEIPT_EVENT, **row.as_json()}, separators=(",", ":")) + "\n"
+            for row in rows
+        )
+        with open(self.path, "a", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            handle.write(lines)
+
+    def _lines(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        out = []
+        with open(self.path, encoding="utf-8") as handle:
+            for raw in handle:
+                try:
+                    out.append(json.loads(raw))
+                except ValueError:
+                    continue  # a torn last line from a killed writer is skipped, not fatal
+        return out
+
+    def read(self, run_id: str) -> list[ReceiptRow]:
+        """Every receipt line of ``run_id``."""
+        return [
+            ReceiptRow.from_mapping(line)
+            for line in self._lines()
+            if line.get("event") == RECEIPT_EVENT and line.get("run_id") == run_id
+        ]
+
+    def prune(self, older_than: datetime, *, dry_run: bool) -> int:
+        """Rewrite the file without receipt lines of runs started before ``older_than``; every
+        other line (the ledger's) is kept as it is."""
+        if not self.path.exists():
+            return 0
+        keep: list[str] = []
+        removed = 0
+        with open(self.path, encoding="utf-8") as handle:
+            for raw in handle:
+                try:
+                    line = json.loads(raw)
+                    old = line.get("event") == RECEIPT_EVENT and (
+                        datetime.fromisoformat(line["run_started_at"]) < older_than
+                    )
+                except (ValueError, KeyError, TypeError):
+                    old = False
+                if old:
+                    removed += 1
+                else:
+                    keep.append(raw if raw.endswith("\n") else raw + "\n")
+        if removed and not dry_run:
+            tmp = self.path.with_suffix(".receipts.tmp")
+            tmp.write_text("".join(keep), encoding="utf-8")
+            os.replace(tmp, self.path)
+        return removed
+
+
+def receipt_stores(
+    ledger_sinks: Sequence[str],
+    *,
+    full_tier: bool,
+    open_session: Callable[[], DestinationSession],
+    jsonl_path: Path | None,
+) -> list[ReceiptStore]:
+    """The stores of a project whose ledger goes to ``ledger_sinks``: receipts follow the
+    ledger to the destination (full tier) and to the jsonl file."""
+    stores: list[ReceiptStore] = []
+    if full_tier and "destination" in ledger_sinks:
+        stores.append(DestinationReceiptStore(open_session))
+    if jsonl_path is not None and "jsonl" in ledger_sinks:
+        stores.append(JsonlReceiptStore(jsonl_path))
+    return stores

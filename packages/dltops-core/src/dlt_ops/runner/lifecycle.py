@@ -1,0 +1,73 @@
+"""Calling the lifecycle hooks: prepare-time hooks may refuse a run; observers are isolated.
+
+Lifecycle plugins are the plugins of kind ``lifecycle`` (entry-point group
+``dlt_ops.lifecycle``); every one is loaded when a run is prepared. Hook implementations in
+plugins loaded for another kind (an adapter, a ledger or alert sink) take part too.
+
+pluggy stops a hook call at the first exception, so observers are called one plugin at a time:
+a raising observer is logged at ERROR and never reaches the run, its outcome or the next
+observer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from dlt_ops.redact import redact
+
+if TYPE_CHECKING:
+    from pluggy import HookCaller
+
+    from dlt_ops.ledger import RunRecord
+    from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.runner.context import RunContext
+    from dlt_ops.runner.gates import GateFactory
+    from dlt_ops.runner.model import PreparedRun, RunOutcome
+
+log = structlog.get_logger(__name__)
+
+#: The plugin kind whose plugins are all loaded for every run.
+LIFECYCLE_KIND = "lifecycle"
+
+
+def _one_by_one(registry: PluginRegistry, hook: str) -> Iterator[tuple[str, HookCaller]]:
+    """``(plugin name, caller of that plugin's implementation alone)`` per implementation."""
+    pm = registry.pm
+    for impl in getattr(pm.hook, hook).get_hookimpls():
+        others = [p for p in pm.get_plugins() if p is not impl.plugin]
+        yield impl.plugin_name, pm.subset_hook_caller(hook, remove_plugins=others)
+
+
+def prepare_hooks(registry: PluginRegistry, prepared: PreparedRun) -> tuple[GateFactory, ...]:
+    """Load the lifecycle plugins, let each check the prepared run (raising refuses it), and
+    collect the gate factories they contribute."""
+    registry.load_all(LIFECYCLE_KIND)
+    registry.pm.hook.dlt_ops_prepare_run(prepared=prepared)
+    factories = registry.pm.hook.dlt_ops_extract_gates(prepared=prepared)
+    return tuple(reversed(factories))  # pluggy answers last-registered first
+
+
+def _observe(registry: PluginRegistry, hook: str, **kwargs: Any) -> None:
+    for plugin, call in _one_by_one(registry, hook):
+        try:
+            call(**kwargs)
+        except Exception as exc:  # an observer never changes the run or stops another
+            log.error(
+                "run.observer_failed",
+                hook=hook,
+                plugin=plugin,
+                error=redact(f"{type(exc).__name__}: {exc}"),
+            )
+
+
+def run_started(run: RunContext, record: RunRecord) -> None:
+    """``dlt_ops_run_started`` on every observer, each isolated."""
+    _observe(run.registry, "dlt_ops_run_started", run=run, record=record)
+
+
+def run_finished(run: RunContext, outcome: RunOutcome) -> None:
+    """``dlt_ops_run_finished`` on every observer, each isolated."""
+    _observe(run.registry, "dlt_ops_run_finished", run=run, outcome=outcome)
