@@ -28,13 +28,15 @@ class TestBigQueryConformance(DestinationAdapterSuite):
         return BigQueryAdapter()
 
     @pytest.fixture
-    def connection(
-        self,
-        adapter: BigQueryAdapter,
-        dataset: str,
-        bigquery_target_factory: Callable[[str], ConnectionTarget],
-    ) -> Iterator[Any]:
-        client: BigQueryConnection = adapter.connect(bigquery_target_factory(dataset))
+    def target(
+        self, dataset: str, bigquery_target_factory: Callable[[str], ConnectionTarget]
+    ) -> ConnectionTarget:
+        return bigquery_target_factory(dataset)
+
+    @pytest.fixture
+    def connection(self, adapter: BigQueryAdapter, target: ConnectionTarget) -> Iterator[Any]:
+        dataset = target.dataset
+        client: BigQueryConnection = adapter.connect(target)
         yield client
         # The kit creates datasets; drop every one this test made, contents and all.
         for name in (dataset, dataset + "_absent"):

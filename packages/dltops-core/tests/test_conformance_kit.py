@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 
 import pytest
 
 SUITE = """
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from dltops_duckdb.adapter import DuckDBAdapter
+from dltops_duckdb.adapter import DuckDBAdapter, database_path
 
-from dlt_ops.adapters import ConnectionTarget
+from dlt_ops.adapters import Capabilities, ColumnInfo, ConnectionTarget, SqlAdapterBase
 from dlt_ops.testing import DestinationAdapterSuite
 
 
@@ -35,12 +39,97 @@ class NoRowcountAdapter(DuckDBAdapter):
         return result if fetch else 0
 
 
+class RawNestingAdapter(DuckDBAdapter):
+    '''BEGIN/COMMIT with no regard for an enclosing transaction.'''
+
+    @contextmanager
+    def transaction(self, client: Any) -> Iterator[None]:
+        self._run(client, "BEGIN", (), fetch=False)
+        try:
+            yield
+        except BaseException:
+            self._run(client, "ROLLBACK", (), fetch=False)
+            raise
+        self._run(client, "COMMIT", (), fetch=False)
+
+
+class CreatesOnReadAdapter(DuckDBAdapter):
+    '''Opens read-only targets read-write, creating the database file.'''
+
+    def _open(self, target: ConnectionTarget) -> Any:
+        import duckdb
+
+        return duckdb.connect(database_path(target))
+
+
+_OPEN: set[str] = set()
+
+
+class OneConnectionAdapter(DuckDBAdapter):
+    '''Holds the database exclusively: a second connection is refused.'''
+
+    def _open(self, target: ConnectionTarget) -> Any:
+        path = database_path(target)
+        if path in _OPEN:
+            raise RuntimeError("database is locked by another connection")
+        _OPEN.add(path)
+        return _Tracked(super()._open(target), path)
+
+    def _close(self, client: Any) -> None:
+        _OPEN.discard(client.path)
+        client.inner.close()
+
+
+class _Tracked:
+    def __init__(self, inner: Any, path: str) -> None:
+        self.inner, self.path = inner, path
+
+    def execute(self, *args: Any) -> Any:
+        return self.inner.execute(*args)
+
+
+class SqliteAdapter(SqlAdapterBase):
+    '''sqlite3, one file; a dataset is a table-name prefix.'''
+
+    name = "kit_sqlite"
+    capabilities = Capabilities(create_schema=False, max_identifier_length=60)
+    check_same_thread = False
+
+    def _open(self, target: ConnectionTarget) -> Any:
+        path = target.project_root / "kit.sqlite"
+        if target.read_only and not path.exists():
+            path = ":memory:"
+        return sqlite3.connect(
+            path, isolation_level=None, check_same_thread=self.check_same_thread, timeout=60
+        )
+
+    def _run(self, client: Any, sql: str, params: Sequence[Any], *, fetch: bool) -> Any:
+        cursor = client.execute(sql, tuple(params))
+        return cursor.fetchall() if fetch else cursor.rowcount
+
+    def _close(self, client: Any) -> None:
+        client.close()
+
+    def table_ref(self, dataset: str, table: str) -> str:
+        self.quote_identifier(dataset), self.quote_identifier(table)
+        return self.quote_identifier(f"{dataset}__{table}")
+
+    def fetch_columns(self, client: Any, dataset: str, table: str) -> Any:
+        ref = self.table_ref(dataset, table)
+        rows = self._run(client, f"PRAGMA table_info({ref})", (), fetch=True)
+        return [ColumnInfo(r[1], r[2]) for r in rows] or None
+
+
+class SameThreadSqliteAdapter(SqliteAdapter):
+    '''sqlite3's default: a connection refuses every thread but the one that opened it.'''
+
+    check_same_thread = True
+
+
 class _Base(DestinationAdapterSuite):
     @pytest.fixture
-    def connection(self, adapter, dataset, tmp_path):
-        client = adapter.connect(ConnectionTarget("duckdb", dataset, tmp_path, "kit.duckdb"))
-        yield client
-        adapter.close(client)
+    def target(self, dataset, tmp_path):
+        return ConnectionTarget("duckdb", dataset, tmp_path, "kit.duckdb")
 
 
 class TestFormatting(_Base):
@@ -57,19 +146,68 @@ class TestNoRowcount(_Base):
     @pytest.fixture
     def adapter(self):
         return NoRowcountAdapter()
+
+
+class TestRawNesting(_Base):
+    __test__ = True
+
+    @pytest.fixture
+    def adapter(self):
+        return RawNestingAdapter()
+
+
+class TestCreatesOnRead(_Base):
+    __test__ = True
+
+    @pytest.fixture
+    def adapter(self):
+        return CreatesOnReadAdapter()
+
+
+class TestOneConnection(_Base):
+    __test__ = True
+
+    @pytest.fixture
+    def adapter(self):
+        return OneConnectionAdapter()
+
+
+class TestSqlite(_Base):
+    __test__ = True
+
+    @pytest.fixture
+    def adapter(self):
+        return SqliteAdapter()
+
+
+class TestSameThreadSqlite(_Base):
+    __test__ = True
+
+    @pytest.fixture
+    def adapter(self):
+        return SameThreadSqliteAdapter()
 """
 
 
-@pytest.fixture
-def kit_outcomes(pytester: pytest.Pytester) -> dict[str, str]:
-    pytester.makepyfile(test_bad_adapters=textwrap.dedent(SUITE))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "-rA")
+@pytest.fixture(scope="module")
+def kit_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Run the kit once on every bad adapter above; ``{"TestX::test_y": outcome}``."""
+    where = tmp_path_factory.mktemp("kit")
+    (where / "test_bad_adapters.py").write_text(textwrap.dedent(SUITE))
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA", "--no-header"],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    lines = result.stdout.splitlines()
     outcomes: dict[str, str] = {}
-    for line in result.outlines:
+    for line in lines:
         for word in ("PASSED", "FAILED", "ERROR"):
             if line.startswith(word + " "):
                 outcomes[line.split()[1].split("::", 1)[1]] = word
-    assert outcomes, "\n".join(result.outlines[-30:])
+    assert outcomes, "\n".join(lines[-30:]) + result.stderr[-2000:]
     return outcomes
 
 
@@ -83,3 +221,35 @@ def test_kit_fails_an_adapter_without_rowcount(kit_outcomes: dict[str, str]) -> 
     assert kit_outcomes["TestNoRowcount::test_rows_affected_compare_and_swap"] == "FAILED"
     assert kit_outcomes["TestNoRowcount::test_rows_affected_insert_and_delete"] == "FAILED"
     assert kit_outcomes["TestNoRowcount::test_injection_probe_values_stay_data"] == "PASSED"
+
+
+def test_kit_fails_an_adapter_whose_connection_refuses_other_threads(
+    kit_outcomes: dict[str, str],
+) -> None:
+    # sqlite3's default check_same_thread=True: the heartbeat thread could never write
+    assert (
+        kit_outcomes["TestSameThreadSqlite::test_connection_used_from_a_second_thread"] == "FAILED"
+    )
+    assert kit_outcomes["TestSqlite::test_connection_used_from_a_second_thread"] == "PASSED"
+    assert kit_outcomes["TestSameThreadSqlite::test_ddl_is_idempotent"] == "PASSED"
+
+
+def test_kit_fails_an_adapter_that_cannot_nest_transactions(kit_outcomes: dict[str, str]) -> None:
+    assert kit_outcomes["TestRawNesting::test_nested_transaction_joins_the_outer_one"] == "FAILED"
+    assert kit_outcomes["TestRawNesting::test_transaction_rolls_back_on_error"] == "PASSED"
+    assert kit_outcomes["TestSqlite::test_nested_transaction_joins_the_outer_one"] == "PASSED"
+
+
+def test_kit_fails_an_adapter_whose_reader_creates_the_database(
+    kit_outcomes: dict[str, str],
+) -> None:
+    name = "test_read_only_look_at_an_absent_database_reads_empty"
+    assert kit_outcomes[f"TestCreatesOnRead::{name}"] == "FAILED"
+    assert kit_outcomes[f"TestFormatting::{name}"] == "PASSED"
+    assert kit_outcomes[f"TestSqlite::{name}"] == "PASSED"
+
+
+def test_kit_fails_an_adapter_that_allows_one_writer(kit_outcomes: dict[str, str]) -> None:
+    assert kit_outcomes["TestOneConnection::test_two_concurrent_writers"] == "FAILED"
+    assert kit_outcomes["TestOneConnection::test_connection_used_from_a_second_thread"] == "PASSED"
+    assert kit_outcomes["TestSqlite::test_two_concurrent_writers"] == "PASSED"

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,8 +19,5 @@ class TestDuckDBConformance(DestinationAdapterSuite):
         return DuckDBAdapter()
 
     @pytest.fixture
-    def connection(self, adapter: DuckDBAdapter, dataset: str, tmp_path: Path) -> Iterator[Any]:
-        target = ConnectionTarget("duckdb", dataset, tmp_path, credentials="kit.duckdb")
-        client = adapter.connect(target)
-        yield client
-        adapter.close(client)
+    def target(self, dataset: str, tmp_path: Path) -> ConnectionTarget:
+        return ConnectionTarget("duckdb", dataset, tmp_path, credentials="kit.duckdb")

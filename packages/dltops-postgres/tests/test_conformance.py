@@ -22,14 +22,14 @@ class TestPostgresConformance(DestinationAdapterSuite):
         return PostgresAdapter()
 
     @pytest.fixture
-    def connection(
-        self,
-        adapter: PostgresAdapter,
-        dataset: str,
-        tmp_path: Path,
-        postgres_server: PostgresServer,
-    ) -> Iterator[Any]:
-        target = ConnectionTarget("postgres", dataset, tmp_path, credentials=postgres_server.url)
+    def target(
+        self, dataset: str, tmp_path: Path, postgres_server: PostgresServer
+    ) -> ConnectionTarget:
+        return ConnectionTarget("postgres", dataset, tmp_path, credentials=postgres_server.url)
+
+    @pytest.fixture
+    def connection(self, adapter: PostgresAdapter, target: ConnectionTarget) -> Iterator[Any]:
+        dataset = target.dataset
         client = adapter.connect(target)
         yield client
         # Leave the shared server clean: the kit creates one schema per test.

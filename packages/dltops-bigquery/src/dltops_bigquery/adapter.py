@@ -47,6 +47,7 @@ class BigQueryAdapter(SqlAdapterBase):
         if_exists_ddl=True,
         unique_constraints=False,
         transactions=True,
+        nested_transactions=False,  # one transaction per session; an inner one raises
         rowcount=True,
         max_identifier_length=300,  # column names; datasets and tables allow 1024
     )

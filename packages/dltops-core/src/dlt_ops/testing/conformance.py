@@ -10,20 +10,28 @@ Subclass :class:`DestinationAdapterSuite` in your package's tests::
             return MyAdapter()
 
         @pytest.fixture
-        def connection(self, adapter, dataset, tmp_path):
-            client = adapter.connect(ConnectionTarget("mydb", dataset, tmp_path, creds))
-            yield client
-            adapter.close(client)
+        def target(self, dataset, tmp_path):
+            return ConnectionTarget("mydb", dataset, tmp_path, credentials=creds)
 
-``dataset`` is a fresh, unique dataset name per test (override it if your engine needs a
-different naming scheme). Tests skip only by the adapter's declared ``capabilities``.
+``target`` says where the kit connects; the default ``connection`` fixture opens one client on
+it (override ``connection`` to add cleanup), and some tests open a second one. ``dataset`` is a
+fresh, unique dataset name per test (override it if your engine needs a different naming
+scheme); ``absent_target`` is a read-only target on a database that does not exist (the default
+moves ``target`` to an empty project root: override it when your database is not found
+relative to the project root). Tests skip only by the adapter's declared ``capabilities``.
+
+The threading contract the kit checks: a client opened in one thread is used from another
+(a run's heartbeat thread writes through the command's connection; calls are serialized, never
+concurrent), and two clients on one database write at the same time.
 """
 
 from __future__ import annotations
 
 import abc
 import dataclasses
+import threading
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -32,6 +40,7 @@ import pytest
 from dlt_ops.adapters import (
     Column,
     ColumnType,
+    ConnectionTarget,
     DestinationAdapter,
     Statement,
     TableSpec,
@@ -95,8 +104,31 @@ class DestinationAdapterSuite(abc.ABC):
 
     @abc.abstractmethod
     @pytest.fixture
-    def connection(self, adapter: DestinationAdapter, dataset: str) -> Any:
-        """A live client for ``dataset`` (which does not exist yet); closed afterwards."""
+    def target(self, dataset: str, tmp_path: Any) -> ConnectionTarget:
+        """Where the kit connects: a database in which ``dataset`` does not exist yet."""
+
+    @pytest.fixture
+    def connection(self, adapter: DestinationAdapter, target: ConnectionTarget) -> Iterator[Any]:
+        """A live client on ``target``; closed afterwards."""
+        client = adapter.connect(target)
+        yield client
+        adapter.close(client)
+
+    @pytest.fixture
+    def absent_target(self, target: ConnectionTarget, tmp_path: Any) -> ConnectionTarget:
+        """A read-only target on a database (or dataset) that does not exist."""
+        root = tmp_path / "kit_absent_root"
+        root.mkdir()
+        return dataclasses.replace(
+            target, project_root=root, dataset=target.dataset + "_ro", read_only=True
+        )
+
+    @pytest.fixture
+    def registry(self) -> Any:
+        """The plugin registry the adapter is registered in (installed entry points)."""
+        from dlt_ops.plugins import PluginRegistry
+
+        return PluginRegistry()
 
     @pytest.fixture
     def dataset(self) -> str:
@@ -135,11 +167,12 @@ class DestinationAdapterSuite(abc.ABC):
         with pytest.raises(dataclasses.FrozenInstanceError):
             adapter.capabilities.rowcount = not adapter.capabilities.rowcount  # type: ignore[misc]
 
-    def test_entry_point_registers_this_adapter(self, adapter: DestinationAdapter) -> None:
+    def test_entry_point_registers_this_adapter(
+        self, adapter: DestinationAdapter, registry: Any
+    ) -> None:
         from dlt_ops.destinations import load_adapter
-        from dlt_ops.plugins import PluginRegistry
 
-        loaded = load_adapter(PluginRegistry(), adapter.name)
+        loaded = load_adapter(registry, adapter.name)
         assert type(loaded) is type(adapter)
 
     # -- identifiers ---------------------------------------------------------------------------
@@ -367,3 +400,117 @@ class DestinationAdapterSuite(abc.ABC):
         later = Statement("SELECT id FROM {kit_probe} WHERE ts >= ? ORDER BY id")
         cutoff = datetime(2026, 7, 16, 15, 49, 27, 906871, tzinfo=UTC)
         assert adapter.query(probe, dataset, later, (cutoff,)) == [(1,)]
+
+    # -- the threading contract ----------------------------------------------------------------
+
+    def test_connection_used_from_a_second_thread(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        """A run's heartbeat thread writes through the connection the command opened."""
+        errors: list[BaseException] = []
+
+        def heartbeat() -> None:
+            try:
+                self._insert(adapter, probe, dataset, (1, "from thread", None, None, None))
+                assert self._row(adapter, probe, dataset, 1)[1] == "from thread"
+            except BaseException as exc:  # reported from the test's own thread below
+                errors.append(exc)
+
+        worker = threading.Thread(target=heartbeat)
+        worker.start()
+        worker.join(timeout=120)
+        assert not worker.is_alive(), "the second thread never finished"
+        assert not errors, (
+            f"a client opened in one thread must be usable from another: {errors[0]!r}"
+        )
+        assert self._row(adapter, probe, dataset, 1)[1] == "from thread"
+
+    def test_two_concurrent_writers(
+        self, adapter: DestinationAdapter, target: ConnectionTarget, probe: Any, dataset: str
+    ) -> None:
+        """Two clients on one database write at once; a compare-and-swap has one winner."""
+        second = adapter.connect(target)
+        try:
+            start = threading.Barrier(2, timeout=120)
+            errors: list[BaseException] = []
+            claims: list[int | BaseException] = []
+
+            def writer(client: Any, first_id: int) -> None:
+                try:
+                    start.wait()
+                    for i in range(first_id, first_id + 10):
+                        row = (i, f"w{first_id}", None, None, None)
+                        self._insert(adapter, client, dataset, row)
+                    start.wait()
+                    claim = Statement("UPDATE {kit_probe} SET txt = ? WHERE id = ? AND txt = ?")
+                    try:
+                        claims.append(adapter.execute(client, dataset, claim, ("won", 0, "w0")))
+                    except DestinationError as exc:  # losing a write conflict is a loss too
+                        claims.append(exc)
+                except BaseException as exc:
+                    errors.append(exc)
+                    start.abort()  # release the other writer instead of leaving it waiting
+
+            threads = [
+                threading.Thread(target=writer, args=(probe, 0)),
+                threading.Thread(target=writer, args=(second, 100)),
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=240)
+            assert not any(t.is_alive() for t in threads), "a writer never finished"
+            assert not errors, f"concurrent writers failed: {errors[0]!r}"
+            assert adapter.query(probe, dataset, COUNT) == [(20,)]
+            if adapter.capabilities.rowcount:
+                assert sorted(c for c in claims if isinstance(c, int)).count(1) == 1, claims
+        finally:
+            adapter.close(second)
+
+    # -- readers ---------------------------------------------------------------------------------
+
+    def test_read_only_look_at_an_absent_database_reads_empty(
+        self, adapter: DestinationAdapter, absent_target: ConnectionTarget
+    ) -> None:
+        """``status`` on a project that never ran: nothing found, and nothing created."""
+        assert absent_target.read_only
+        client = adapter.connect(absent_target)
+        try:
+            assert adapter.fetch_columns(client, absent_target.dataset, PROBE.name) is None
+        finally:
+            adapter.close(client)
+        created = list(absent_target.project_root.iterdir())
+        assert created == [], f"a read-only look created {created}"
+
+    # -- nested transactions ---------------------------------------------------------------------
+
+    def test_nested_transaction_joins_the_outer_one(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        if not adapter.capabilities.transactions:
+            pytest.skip("adapter declares transactions=False")
+        ids = Statement("SELECT id FROM {kit_probe} ORDER BY id")
+        if not adapter.capabilities.nested_transactions:
+            with pytest.raises(RuntimeError):
+                with adapter.transaction(probe):
+                    self._insert(adapter, probe, dataset, (1, "outer", None, None, None))
+                    with pytest.raises(DestinationError):
+                        with adapter.transaction(probe):
+                            pass
+                    raise RuntimeError("abort")
+            assert adapter.query(probe, dataset, ids) == []
+            return
+        with adapter.transaction(probe):
+            self._insert(adapter, probe, dataset, (1, "outer", None, None, None))
+            with adapter.transaction(probe):
+                self._insert(adapter, probe, dataset, (2, "inner", None, None, None))
+            self._insert(adapter, probe, dataset, (3, "outer again", None, None, None))
+        assert adapter.query(probe, dataset, ids) == [(1,), (2,), (3,)]
+        with pytest.raises(RuntimeError):
+            with adapter.transaction(probe):
+                self._insert(adapter, probe, dataset, (4, "outer", None, None, None))
+                with adapter.transaction(probe):
+                    self._insert(adapter, probe, dataset, (5, "inner", None, None, None))
+                raise RuntimeError("abort")
+        # the inner block did not commit on its own: the outer rollback took it along
+        assert adapter.query(probe, dataset, ids) == [(1,), (2,), (3,)]
