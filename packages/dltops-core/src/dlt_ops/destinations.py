@@ -14,6 +14,7 @@ from dlt_ops.adapters import (
     DestinationAdapter,
     DestinationSession,
 )
+from dlt_ops.adapters.protocol import DESTINATION
 from dlt_ops.config import ProjectConfig
 from dlt_ops.config.credentials import resolve_credentials, resolve_destination_setting
 from dlt_ops.errors import PluginError
@@ -64,11 +65,10 @@ def adapter_problems(adapter: object) -> list[str]:
 
 def instantiate_adapter(engine: str, registered: object) -> DestinationAdapter:
     """Turn what a plugin registered (a class, factory or instance) into a checked adapter."""
-    adapter = (
-        registered()
-        if isinstance(registered, type) or not hasattr(registered, "connect")
-        else registered
-    )
+    made = registered  # a class or factory is called; an instance (it has connect) is kept
+    if isinstance(made, type) or (callable(made) and not hasattr(made, "connect")):
+        made = made()
+    adapter = made
     missing = adapter_problems(adapter)
     if missing:
         raise PluginError(
@@ -111,7 +111,7 @@ def project_registry(config: ProjectConfig) -> PluginRegistry:
 
 def load_adapter(registry: PluginRegistry, engine: str) -> DestinationAdapter:
     """The checked adapter registered for ``engine``."""
-    return instantiate_adapter(engine, registry.get("destination", engine))
+    return instantiate_adapter(engine, registry.get(DESTINATION, engine))
 
 
 @dataclass(frozen=True)

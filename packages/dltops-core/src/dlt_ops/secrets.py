@@ -17,6 +17,7 @@ from dlt_ops.errors import (
     SecretBackendError,
     UnknownPluginError,
 )
+from dlt_ops.plugins.kinds import Kind
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig, SourceConfig
@@ -41,6 +42,10 @@ class SecretBackend(Protocol):
         """Make the secrets visible to dlt's providers before the source is instantiated."""
 
 
+#: The typed key: ``registry.get(SECRET_BACKEND, name)`` is a :class:`SecretBackend`.
+SECRET_BACKEND: Kind[SecretBackend] = Kind("secret_backend", SecretBackend)
+
+
 def resolve_secret_backend(
     config: ProjectConfig, registry: PluginRegistry, source: str
 ) -> tuple[str, SecretBackend]:
@@ -51,7 +56,7 @@ def resolve_secret_backend(
         if name == DEFAULT_SECRET_BACKEND:
             continue
         try:
-            backend = registry.get("secret_backend", name)
+            backend = registry.get(SECRET_BACKEND, name)
         except (UnknownPluginError, PluginLoadError, PluginConflictError):
             continue  # reported by `plugins doctor`; it matters only if it would claim
         if backend.claims(cfg):
@@ -69,7 +74,7 @@ def resolve_secret_backend(
         )
     name = claimers[0] if claimers else DEFAULT_SECRET_BACKEND
     try:
-        backend = registry.get("secret_backend", name)
+        backend = registry.get(SECRET_BACKEND, name)
     except PluginLoadError as exc:
         raise PluginLoadFailedError("secret_backend", name, exc.cause) from exc
     except UnknownPluginError as exc:

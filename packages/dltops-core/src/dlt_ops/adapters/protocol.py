@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from dlt_ops.adapters.model import Capabilities, ColumnInfo, ConnectionTarget, TableSpec
 from dlt_ops.adapters.statements import Statement
+from dlt_ops.plugins.kinds import Kind
 
 
 @runtime_checkable
@@ -92,3 +93,9 @@ class DestinationAdapter(Protocol):
         ``run`` is the run's ledger record (``started_at``, ``completed_at``, ``dlt_run_id``...).
         """
         return None
+
+
+#: What ``dlt_ops_register_destinations`` registers: usually the adapter class.
+DestinationAdapterFactory = Callable[[], DestinationAdapter]
+#: The typed key: ``registry.get(DESTINATION, name)`` is a :data:`DestinationAdapterFactory`.
+DESTINATION: Kind[DestinationAdapterFactory] = Kind("destination", DestinationAdapterFactory)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from dlt_ops.ledger.sinks import LedgerSink, LedgerSinkContext
+from dlt_ops.ledger.sinks import LEDGER_SINK, LedgerSink, LedgerSinkContext
 from dlt_ops.redact import redact
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def build_sinks(
             options=options if isinstance(options, dict) else {},
         )
         try:
-            sinks.append((name, registry.get("ledger_sink", name)(context)))
+            sinks.append((name, registry.get(LEDGER_SINK, name)(context)))
         except Exception as exc:  # a broken sink is observability lost, not a failed run
             log.error(
                 "ledger.sink_unavailable",

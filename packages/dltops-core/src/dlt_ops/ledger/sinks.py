@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from dlt_ops.ledger.model import RunRecord
+from dlt_ops.plugins.kinds import Kind
 
 if TYPE_CHECKING:
     from dlt_ops.adapters import DestinationSession
@@ -84,6 +85,8 @@ class LedgerPruner(Protocol):
 
 #: A ledger-sink factory: what ``dlt_ops_register_ledger_sinks`` registers.
 LedgerSinkFactory = Callable[[LedgerSinkContext], LedgerSink]
+#: The typed key: ``registry.get(LEDGER_SINK, name)`` is a :data:`LedgerSinkFactory`.
+LEDGER_SINK: Kind[LedgerSinkFactory] = Kind("ledger_sink", LedgerSinkFactory)
 
 
 @runtime_checkable

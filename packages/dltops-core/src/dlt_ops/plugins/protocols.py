@@ -19,12 +19,17 @@ each feature's contract module (no dlt, no driver).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, TypeAlias
 
-from dlt_ops.adapters.protocol import DestinationAdapter, SqlClient
+from dlt_ops.adapters.protocol import (
+    DESTINATION,
+    DestinationAdapter,
+    DestinationAdapterFactory,
+    SqlClient,
+)
 from dlt_ops.assertions.model import AssertionContext, AssertionType
 from dlt_ops.ledger.sinks import (
+    LEDGER_SINK,
     LedgerPruner,
     LedgerQuery,
     LedgerSink,
@@ -34,22 +39,16 @@ from dlt_ops.ledger.sinks import (
     RunReader,
 )
 from dlt_ops.plugins.kinds import Kind, Register
-from dlt_ops.secrets import SecretBackend
-from dlt_ops.triggers.protocol import TriggerEmitter
+from dlt_ops.secrets import SECRET_BACKEND, SecretBackend
+from dlt_ops.triggers.protocol import TRIGGER_EMITTER, TriggerEmitter
 from dlt_ops.validate.framework import Finding, ValidationContext, ValidationRule
 
-#: What ``dlt_ops_register_destinations`` registers: usually the adapter class.
-DestinationAdapterFactory: TypeAlias = Callable[[], DestinationAdapter]
 #: What ``dlt_ops_register_assertion_rules`` registers: the class (instantiated once per run
 #: with no arguments) or a ready instance.
 AssertionTypeProvider: TypeAlias = AssertionType | type[AssertionType]
 
-DESTINATION: Kind[DestinationAdapterFactory] = Kind("destination", DestinationAdapterFactory)
-LEDGER_SINK: Kind[LedgerSinkFactory] = Kind("ledger_sink", LedgerSinkFactory)
 ASSERTION_RULE: Kind[AssertionTypeProvider] = Kind("assertion_rule", AssertionTypeProvider)
-TRIGGER_EMITTER: Kind[TriggerEmitter] = Kind("trigger_emitter", TriggerEmitter)
 VALIDATION_RULE: Kind[ValidationRule] = Kind("validation_rule", ValidationRule)
-SECRET_BACKEND: Kind[SecretBackend] = Kind("secret_backend", SecretBackend)
 
 #: Every typed kind with a registration hook, by kind name.
 TYPED_KINDS: dict[str, Kind[Any]] = {

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+from dlt_ops.plugins.kinds import Kind
+
 
 @runtime_checkable
 class TriggerEmitter(Protocol):
@@ -18,3 +20,7 @@ class TriggerEmitter(Protocol):
     def description(self) -> str:
         """One line: who triggers runs under this name."""
         ...
+
+
+#: The typed key: ``registry.get(TRIGGER_EMITTER, name)`` is a :class:`TriggerEmitter`.
+TRIGGER_EMITTER: Kind[TriggerEmitter] = Kind("trigger_emitter", TriggerEmitter)
