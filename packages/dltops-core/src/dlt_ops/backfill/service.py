@@ -38,6 +38,19 @@ def new_token() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
+def _select_resources(source: Any, wanted: tuple[str, ...], name: str) -> Any:
+    """``source`` narrowed to ``wanted`` (an unknown name is a usage error, exit 2)."""
+    from dlt_ops.errors import UnknownResourceError
+
+    if not wanted:
+        return source
+    known = list(source.resources.keys())
+    unknown = [r for r in wanted if r not in known]
+    if unknown:
+        raise UnknownResourceError(name, unknown, known)
+    return source.with_resources(*wanted)
+
+
 def check_source(
     registry: PluginRegistry, config: ProjectConfig, plan: BackfillPlan, dataset: str | None
 ) -> ResolvedDestination:
@@ -45,7 +58,6 @@ def check_source(
     from dlt_ops.project.discovery import discover
     from dlt_ops.project.introspect import load_source
     from dlt_ops.runner.pipeline import project_environment
-    from dlt_ops.runner.run import _select_resources
     from dlt_ops.validate.preflight import run_preflight
 
     project = discover(config.root)
