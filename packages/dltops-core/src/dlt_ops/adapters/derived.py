@@ -302,7 +302,9 @@ def _adapter_class(engine: str, credentials_key: str) -> type[DerivedAdapter]:
         unique_constraints=True,
         transactions=caps.supports_transactions is not False,
         rowcount=True,
-        max_identifier_length=min(lengths) if lengths else 63,
+        # dlt's limit, but never past 255: state-table names are short, and longer ones are
+        # more likely a mistake than a need
+        max_identifier_length=min([*lengths, 255]),
     )
     attrs = {
         "name": engine,
