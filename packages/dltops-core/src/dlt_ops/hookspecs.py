@@ -5,7 +5,7 @@ Implement hooks with ``@dlt_ops.hookimpl`` in a module and point an entry point 
 .. code-block:: toml
 
     [project.entry-points."dlt_ops.destination"]
-    duckdb = "dltops_duckdb.plugin"
+    mydb = "dltops_mydb.plugin"
 
 The entry-point *group* names the plugin kind (``dlt_ops.destination``, ``dlt_ops.ledger_sink``,
 ``dlt_ops.assertion_rule``, ``dlt_ops.trigger_emitter``); the entry-point *name* is the name the
@@ -61,7 +61,7 @@ def dlt_ops_register_destinations(register: Register[DestinationAdapterFactory])
     ``firstresult``: every implementation is called, each from its own plugin).
 
     Call ``register(factory, name="<engine>")`` for each adapter, where ``name`` is dlt's engine
-    name for the destination (``duckdb``, ``postgres``, ``bigquery``, ...) and ``factory`` is a
+    name for the destination (the name in ``dlt.destinations.<engine>``) and ``factory`` is a
     zero-argument callable, usually the adapter class, returning an object that satisfies
     :class:`dlt_ops.adapters.DestinationAdapter`. The factory is called only when a command
     actually needs the destination, so the driver import belongs inside the adapter's

@@ -1,6 +1,6 @@
 """``CheckpointWriter``: checkpoint rows leave the extract loop and land from a writer thread.
 
-A commit on the destination costs milliseconds (DuckDB fsyncs its WAL on every commit), which
+A commit on the destination costs milliseconds (embedded engines fsync on commit), which
 would otherwise be paid inside the extract loop, once per ``frequency`` pages. The generator
 hands each row to this writer and keeps yielding; the writer inserts whatever has queued up in
 one multi-row statement (one commit), through the same ``DestinationSession`` (its lock

@@ -188,7 +188,7 @@ def backfill(
         str | None, typer.Option("--dataset", "-d", help="Dataset, overriding the config.")
     ] = None,
     workers: Annotated[
-        int, typer.Option("--workers", "-w", min=1, help="Chunks run at once (DuckDB: one).")
+        int, typer.Option("--workers", "-w", min=1, help="Chunks run at once (single writer: 1).")
     ] = 1,
     lease: Annotated[
         str, typer.Option("--lease", help="Claim lease N{s|m|h}, renewed while a chunk runs.")

@@ -7,7 +7,7 @@ dlt resolves a destination's ``credentials`` from environment variables, then
 ``<pipeline>.destination.credentials`` → ``destination.credentials``.
 
 A value is either a connection string or a table of fields; fields of one section may be split
-across providers (e.g. the password in ``DESTINATION__POSTGRES__CREDENTIALS__PASSWORD``, the
+across providers (e.g. the password in ``DESTINATION__<ENGINE>__CREDENTIALS__PASSWORD``, the
 rest in ``config.toml``), and the more specific provider wins per field. Every password found
 is remembered for redaction.
 """
@@ -100,7 +100,7 @@ def resolve_destination_setting(
     pipeline_name: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Any:
-    """A scalar destination setting (e.g. BigQuery's ``location``) where dlt would find it:
+    """A scalar destination setting (e.g. a warehouse's ``location``) where dlt would find it:
     ``[<pipeline>.]destination.<engine>.<key>`` in env vars, secrets.toml, config.toml."""
     env = os.environ if environ is None else environ
     docs = [
