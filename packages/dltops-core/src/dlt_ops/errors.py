@@ -112,8 +112,9 @@ class UnknownDestinationError(UnknownPluginError):
         super().__init__("destination", name, known)
         self.args = (
             f"destination '{name}' has no registered DestinationAdapter "
-            f"(registered: {', '.join(known) or 'none'}). Install its package, e.g. "
-            f"`pip install dltops-{name}`, or run at core tier.",
+            f"(registered: {', '.join(known) or 'none'}). Install a dlt-ops adapter package "
+            f'for it, opt in to a derived adapter ([dlt_ops] derived_adapters = ["{name}"]), '
+            f"or run at core tier.",
         )
 
 
@@ -241,10 +242,10 @@ class DestinationCapabilityError(PreflightError):
             f"destination '{destination}' has no registered DestinationAdapter (core tier), but "
             f"this run engages adapter-gated feature(s): {', '.join(engaged)}. Features gated "
             f"on an adapter: {', '.join(gated)}. Registered adapters: "
-            f"{', '.join(registered) or 'none'}. Fix: install an adapter package for "
-            f"'{destination}' (e.g. `pip install dltops-{destination}`), or opt in to a derived "
-            f'adapter with [dlt_ops] derived_adapters = ["{destination}"], or turn the '
-            f"feature off for this source."
+            f"{', '.join(registered) or 'none'}. Fix: install a dlt-ops adapter package for "
+            f"'{destination}' if one exists, or opt in to a derived adapter built from dlt's "
+            f'SQL client with [dlt_ops] derived_adapters = ["{destination}"] (SQL '
+            f"destinations only; untested), or turn the feature off for this source."
         )
 
 

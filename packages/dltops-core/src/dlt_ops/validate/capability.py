@@ -6,7 +6,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dlt_ops.destinations import engine_name, instantiate_adapter
+from dlt_ops.destinations import TIER_DERIVED, adapter_tier, engine_name, instantiate_adapter
 from dlt_ops.errors import (
     AdapterCapabilityError,
     DestinationCapabilityError,
@@ -27,8 +27,6 @@ ADAPTER_GATED_FEATURES = (
     "runs ledger and status",
     "checkpoints",
     "backfill",
-    "clean (remote)",
-    "reconcile",
     "assertion quarantine",
 )
 REQUIRE_ADAPTER = "require_destination_adapter"
@@ -41,15 +39,25 @@ class DestinationCheck:
     destination: str
     engine: str
     adapter: DestinationAdapter | None
+    #: the adapter is derived from dlt's SQL client (``[dlt_ops] derived_adapters``)
+    derived: bool = False
 
     @property
     def tier(self) -> str:
-        """``full`` with an adapter, else ``core``."""
-        return "full" if self.adapter is not None else "core"
+        """``full`` with an adapter package, ``derived`` with a derived one, else ``core``."""
+        if self.adapter is None:
+            return "core"
+        return "derived" if self.derived else "full"
 
     @property
     def notice(self) -> str | None:
-        """The core-mode warning, ``None`` at full tier."""
+        """The core-mode or derived-adapter warning, ``None`` at full tier."""
+        if self.adapter is not None and self.derived:
+            return (
+                f"destination '{self.engine}' runs on a derived adapter built from dlt's SQL "
+                f"client: untested on this engine (run dlt_ops.testing.DestinationAdapterSuite "
+                f"against it to find out)"
+            )
         if self.adapter is not None:
             return None
         return (
@@ -117,7 +125,8 @@ def check_destination(
             adapter = instantiate_adapter(engine, registered)
         except PluginError as exc:
             raise AdapterCapabilityError(str(exc)) from exc
-        return DestinationCheck(destination, engine, adapter)
+        derived = adapter_tier(registry, engine) == TIER_DERIVED
+        return DestinationCheck(destination, engine, adapter, derived)
     problem = _dlt_knows(destination)
     if problem:
         raise DestinationNotResolvableError(
