@@ -1,5 +1,12 @@
 """Alerts: failed runs and failed assertions, delivered to every configured alert sink."""
 
-from dlt_ops.alerts.model import Alert, AlertKind, AlertSink, AlertSinkContext, AlertSinkFactory
+from dlt_ops.alerts.model import (
+    ALERT_SINK,
+    Alert,
+    AlertKind,
+    AlertSink,
+    AlertSinkContext,
+    AlertSinkFactory,
+)
 
-__all__ = ["Alert", "AlertKind", "AlertSink", "AlertSinkContext", "AlertSinkFactory"]
+__all__ = ["ALERT_SINK", "Alert", "AlertKind", "AlertSink", "AlertSinkContext", "AlertSinkFactory"]

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from dlt_ops.alerts.model import Alert, AlertSink, AlertSinkContext
+from dlt_ops.alerts.model import ALERT_SINK, Alert, AlertSink, AlertSinkContext
 from dlt_ops.redact import redact
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def check_alert_sinks(registry: PluginRegistry, config: ProjectConfig) -> None:
     """Every configured name is registered and loads (``UnknownPluginError`` /
     ``PluginLoadError``, exit 2): a misspelled sink means alerts go nowhere."""
     for name in configured_sinks(config):
-        registry.get(KIND, name)
+        registry.get(ALERT_SINK, name)
 
 
 def build_alert_sinks(registry: PluginRegistry, config: ProjectConfig) -> list[AlertSink]:
@@ -39,7 +39,7 @@ def build_alert_sinks(registry: PluginRegistry, config: ProjectConfig) -> list[A
         options = config.alert_sink.get(name, {})
         context = AlertSinkContext(name, config.root, options if isinstance(options, dict) else {})
         try:
-            sinks.append(registry.get(KIND, name)(context))
+            sinks.append(registry.get(ALERT_SINK, name)(context))
         except Exception as exc:  # a broken sink loses its alerts, never the run
             log.error("alerts.sink_unavailable", sink=name, error=_describe(exc))
     return sinks

@@ -14,6 +14,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from dlt_ops.plugins.kinds import Kind
+
 
 class AlertKind(StrEnum):
     """Why an alert was raised."""
@@ -79,3 +81,5 @@ class AlertSink(Protocol):
 
 #: What ``dlt_ops_register_alert_sinks`` registers: called once per run that alerts.
 AlertSinkFactory = Callable[[AlertSinkContext], AlertSink]
+#: The typed key: ``registry.get(ALERT_SINK, name)`` is an :data:`AlertSinkFactory`.
+ALERT_SINK: Kind[AlertSinkFactory] = Kind("alert_sink", AlertSinkFactory)

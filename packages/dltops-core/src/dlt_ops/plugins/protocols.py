@@ -27,6 +27,7 @@ from dlt_ops.adapters.protocol import (
     DestinationAdapterFactory,
     SqlClient,
 )
+from dlt_ops.alerts.model import ALERT_SINK, Alert, AlertSink, AlertSinkContext, AlertSinkFactory
 from dlt_ops.assertions.model import AssertionContext, AssertionType
 from dlt_ops.ledger.sinks import (
     LEDGER_SINK,
@@ -60,10 +61,12 @@ TYPED_KINDS: dict[str, Kind[Any]] = {
         TRIGGER_EMITTER,
         VALIDATION_RULE,
         SECRET_BACKEND,
+        ALERT_SINK,
     )
 }
 
 __all__ = [
+    "ALERT_SINK",
     "ASSERTION_RULE",
     "DESTINATION",
     "LEDGER_SINK",
@@ -71,6 +74,10 @@ __all__ = [
     "TRIGGER_EMITTER",
     "TYPED_KINDS",
     "VALIDATION_RULE",
+    "Alert",
+    "AlertSink",
+    "AlertSinkContext",
+    "AlertSinkFactory",
     "AssertionContext",
     "AssertionType",
     "AssertionTypeProvider",
