@@ -84,6 +84,7 @@ def test_documented_registrations_match_the_protocols() -> None:
 
     documented = _documented_registrations()
     assert set(documented) == set(KIND_HOOKS.values())
+    assert set(TYPED_KINDS) == set(KIND_HOOKS), "every kind with a hook has a typed key"
     for kind, typed in TYPED_KINDS.items():
         assert documented[KIND_HOOKS[kind]] == _render(typed.contract), kind
 
