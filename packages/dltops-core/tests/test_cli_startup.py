@@ -20,6 +20,10 @@ FORBIDDEN = (
     "dltops_bigquery",
     "sqlglot",
     "pyarrow",
+    # no plugin at start-up: not the manager, the hook specs or a built-in plugin module
+    "dlt_ops.plugins",
+    "dlt_ops.hookspecs",
+    "dlt_ops.builtin",
 )
 #: typer's help renderer imports these at module level; dlt-ops' plain help text needs neither
 MARKDOWN = ("markdown_it", "rich.markdown")
