@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from dlt_ops.adapters.derived import is_derived
 from dlt_ops.plugins import KINDS, PluginRegistry, PluginSource
 
 
@@ -97,6 +98,8 @@ def inspect_plugins(registry: PluginRegistry) -> DoctorReport:
                 status, error = "incomplete", "; ".join(problems)
             elif any((kind, n) in conflicted for n in registers):
                 status = "conflict"
+            elif kind == "destination" and is_derived(source.value):
+                status = "derived (untested)"  # built from dlt's SQL client, not a package
             report.rows.append(
                 PluginRow(
                     kind=kind,

@@ -140,14 +140,13 @@ def worker_main(spec: dict[str, Any]) -> int:
     """One worker subprocess: claim and run chunks, print events as JSON lines."""
     from dlt_ops.backfill.service import open_state
     from dlt_ops.config import load_project_config
-    from dlt_ops.destinations import resolve_destination
+    from dlt_ops.destinations import project_registry, resolve_destination
     from dlt_ops.log import LogFormat, configure_logging
-    from dlt_ops.plugins import PluginRegistry
 
     configure_logging(LogFormat.json)
     signal.signal(signal.SIGTERM, _interrupt)
     config = load_project_config(Path(spec["root"]))
-    registry = PluginRegistry(picks=config.plugins)
+    registry = project_registry(config)
     plan = BackfillPlan.build(
         spec["source"], spec["from"], spec["to"], spec["chunk"], spec["resources"]
     )

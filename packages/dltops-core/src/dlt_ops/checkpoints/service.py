@@ -81,12 +81,16 @@ def _session(
             raise UsageError("pass pipeline_name together with session=")
         yield session, pipeline_name
         return
-    from dlt_ops.destinations import connection_target, load_adapter, resolve_destination
-    from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.destinations import (
+        connection_target,
+        load_adapter,
+        project_registry,
+        resolve_destination,
+    )
 
     config, source, name = resolve_pipeline(pipeline_name, source, root)
     where = resolve_destination(config, source)
-    registry = PluginRegistry(picks=config.plugins)
+    registry = project_registry(config)
     if not registry.has("destination", where.engine):
         raise UnregisteredDestinationError(
             name, where.engine, "checkpoints", registry.names("destination")

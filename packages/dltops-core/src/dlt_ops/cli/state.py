@@ -44,10 +44,15 @@ class AppState:
         return self._config
 
     def registry(self, *, use_project: bool = True) -> PluginRegistry:
-        """The plugin registry, with ``[dlt_ops.plugins]`` picks when a project is in use."""
+        """The plugin registry; in a project, with its ``[dlt_ops.plugins]`` picks and its
+        ``derived_adapters``."""
         if self._registry is None:
-            from dlt_ops.plugins import PluginRegistry
+            if use_project:
+                from dlt_ops.destinations import project_registry
 
-            picks = self.project().plugins if use_project else {}
-            self._registry = PluginRegistry(picks=picks)
+                self._registry = project_registry(self.project())
+            else:
+                from dlt_ops.plugins import PluginRegistry
+
+                self._registry = PluginRegistry()
         return self._registry

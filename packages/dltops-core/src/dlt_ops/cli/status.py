@@ -106,6 +106,25 @@ def render_json(statuses: list[SourceStatus], now: datetime, heartbeat_s: float)
     return json.dumps(doc, indent=2)
 
 
+def _derived_notes(registry: object, config: object, sources: list[str]) -> list[str]:
+    """One line per engine the selected sources reach through a derived (untested) adapter."""
+    from dlt_ops.destinations import TIER_DERIVED, adapter_tier, resolve_destination
+    from dlt_ops.errors import DltOpsError
+
+    engines = set()
+    for source in sources:
+        try:
+            engines.add(resolve_destination(config, source).engine)  # type: ignore[arg-type]
+        except DltOpsError:
+            continue  # the source's own status line says what is wrong
+    return [
+        f"Note: destination '{engine}' uses a derived adapter (built from dlt's SQL client; "
+        f"untested)"
+        for engine in sorted(engines)
+        if adapter_tier(registry, engine) == TIER_DERIVED  # type: ignore[arg-type]
+    ]
+
+
 def status(
     ctx: typer.Context,
     root: RootOption = None,
@@ -160,6 +179,9 @@ def status(
     now = utcnow()
     render = render_json if as_json else render_text
     typer.echo(render(statuses, now, config.heartbeat_seconds))
+    if not as_json:
+        for note in _derived_notes(state.registry(), config, selected):
+            typer.echo(note)
     if fail_on == FailOn.failed and newest_failed(statuses):
         raise typer.Exit(1)
     if fail_on == FailOn.stale and stale(

@@ -45,7 +45,7 @@ class SessionPool:
                 adapter = load_adapter(self.registry, where.engine)
                 target = connection_target(
                     self.config, where, read_only=self.read_only,
-                    setting_keys=getattr(adapter, "dlt_setting_keys", ()),
+                    setting_keys=adapter.dlt_setting_keys,
                 )  # fmt: skip
                 self._open[key] = DestinationSession.open(adapter, target)
             except BaseException as exc:  # remembered so the next source fails fast too
