@@ -98,11 +98,8 @@ def _measured_cost(run: RunContext, outcome: RunOutcome) -> float | None:
     from dlt_ops.ledger import summarize_error
 
     session = run.open_session()
-    measure = getattr(session.adapter, "measured_cost", None)
-    if measure is None:
-        return None
-    try:
-        return measure(session.client, session.dataset, outcome.record)
+    try:  # a protocol member: adapters without a figure inherit the default (None)
+        return session.adapter.measured_cost(session.client, session.dataset, outcome.record)
     except Exception as exc:  # a cost figure is observability; the receipt goes on without it
         log.warning("receipts.measured_cost_failed", error=summarize_error(exc))
         return None
