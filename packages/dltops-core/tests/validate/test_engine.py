@@ -55,8 +55,8 @@ def _acme_plugin(crash: bool = False) -> types.ModuleType:
 
 def test_third_party_rule(make_project, run_validate, h, exempt, plugin_registry, capsys):
     from dlt_ops.builtin import secrets_toml
+    from dlt_ops.builtin import validation_rules as builtin
     from dlt_ops.cli.validate import _show_rules
-    from dlt_ops.validate import builtin
     from dlt_ops.validate.engine import resolve_catalog
 
     registry = plugin_registry(
@@ -66,7 +66,7 @@ def test_third_party_rule(make_project, run_validate, h, exempt, plugin_registry
     )
     _show_rules(resolve_catalog(registry, {}))
     out = capsys.readouterr().out
-    assert "Resolved rules (23):" in out
+    assert "Resolved rules (24):" in out
     line = next(ln for ln in out.splitlines() if "acme_no_foo" in ln)
     assert "on" in line and "<inline acme_rules>" in line
     files = {"p/source/foo.py": h.good_source("foo")}
@@ -77,13 +77,15 @@ def test_third_party_rule(make_project, run_validate, h, exempt, plugin_registry
 
 
 def test_crashing_rule_is_a_finding_not_a_crash(make_project, run_validate, h, plugin_registry):
-    from dlt_ops.builtin import secrets_toml
-    from dlt_ops.validate import builtin
+    from dlt_ops.builtin import alert_sinks, ledger_sinks, secrets_toml
+    from dlt_ops.builtin import validation_rules as builtin
 
     registry = plugin_registry(
         ("validation_rule", "core_rules", builtin),
         ("validation_rule", "acme", _acme_plugin(crash=True)),
         ("secret_backend", "secrets_toml", secrets_toml),
+        ("ledger_sink", "destination", ledger_sinks),  # the default sinks, built in
+        ("alert_sink", "log", alert_sinks),
     )
     report = run_validate(make_project({"p/source/a.py": h.good_source("a")}, h.section("a")),
                           registry)  # fmt: skip

@@ -212,7 +212,7 @@ def _live_only_plugin() -> types.ModuleType:
 def test_rule_without_uses_facts_gets_live_objects(make_project, run_validate, h,
                                                    plugin_registry) -> None:  # fmt: skip
     from dlt_ops.builtin import secrets_toml
-    from dlt_ops.validate import builtin
+    from dlt_ops.builtin import validation_rules as builtin
 
     registry = plugin_registry(
         ("validation_rule", "core_rules", builtin),

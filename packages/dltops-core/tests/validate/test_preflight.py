@@ -74,7 +74,7 @@ def test_incomplete_adapter(prepared, plugin_registry) -> None:
 
     from dlt_ops import hookimpl
     from dlt_ops.builtin import secrets_toml
-    from dlt_ops.validate import builtin
+    from dlt_ops.builtin import validation_rules as builtin
     from dlt_ops.validate.preflight import run_preflight
 
     mod = types.ModuleType("half_adapter")
@@ -94,7 +94,7 @@ def test_incomplete_adapter(prepared, plugin_registry) -> None:
 
 
 def test_secret_backend_is_checked(prepared, plugin_registry) -> None:
-    from dlt_ops.validate import builtin
+    from dlt_ops.builtin import validation_rules as builtin
     from dlt_ops.validate.preflight import run_preflight
 
     no_backend = plugin_registry(("validation_rule", "core_rules", builtin))

@@ -50,13 +50,22 @@ def test_secret_backend_broken_secrets_toml(make_project, run_validate, h) -> No
 
 def test_alert_sink_registered_and_switch(make_project, run_validate, h) -> None:
     files = {"p/source/alpha.py": h.good_source("alpha")}
-    cfg = 'alert_sinks = ["logging", "pagerduty"]\n' + h.section("alpha")
+    cfg = 'alert_sinks = ["log", "pagerduty"]\n' + h.section("alpha")
     found = h.by_rule(run_validate(make_project(files, cfg)), "alert_sink_registered")
-    assert [f.source for f in found] == ["dlt_ops.alert_sinks"] and "pagerduty" in found[0].message
+    assert [f.source for f in found] == ["dlt_ops"] and "pagerduty" in found[0].message
     # a project-level rule has no per-source exemption; [dlt_ops.rules] switches it off
     off = 'alert_sinks = ["pagerduty"]\n[dlt_ops.rules]\nalert_sink_registered = false\n'
     root = make_project(files, off + h.section("alpha"))
     assert h.by_rule(run_validate(root), "alert_sink_registered") == []
+
+
+def test_ledger_sink_registered(make_project, run_validate, h) -> None:
+    files = {"p/source/alpha.py": h.good_source("alpha")}
+    cfg = 'ledger_sinks = ["destination", "jsnol"]\n' + h.section("alpha")
+    found = h.by_rule(run_validate(make_project(files, cfg)), "ledger_sink_registered")
+    assert [f.field for f in found] == ["ledger_sinks"] and "'jsnol'" in found[0].message
+    ok = make_project(files, 'ledger_sinks = ["destination", "jsonl"]\n' + h.section("alpha"))
+    assert h.by_rule(run_validate(ok), "ledger_sink_registered") == []
 
 
 BQ_SOURCE = """
@@ -110,7 +119,8 @@ def test_bigquery_partition_hints(make_project, run_validate, h, exempt) -> None
 def with_airflow(monkeypatch, plugin_registry):
     """Core + Airflow rule providers as inline plugins, Airflow reported as installed."""
     from dlt_ops.builtin import secrets_toml
-    from dlt_ops.validate import airflow_rules, builtin
+    from dlt_ops.builtin import validation_rules as builtin
+    from dlt_ops.validate import airflow_rules
 
     monkeypatch.setattr(airflow_rules, "airflow_available", lambda: True)
     return plugin_registry(

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from dlt_ops.project import Project
     from dlt_ops.project.introspect import Introspection
     from dlt_ops.runner.gates import ExtractGate, GateFactory
+    from dlt_ops.runner.packages import LoadedBooks
     from dlt_ops.runner.window import Window
 
 
@@ -119,13 +120,15 @@ class RunState:
     #: Selected resource → its root table name.
     tables: dict[str, str] = field(default_factory=dict)
     gates: list[ExtractGate] = field(default_factory=list)
+    #: What the load step booked, this run's packages and earlier runs' pending ones.
+    loaded: LoadedBooks | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunOutcome:
     """What happened: the final ledger record, how far the run got, and on success dlt's load
-    info. ``reports`` are short texts observers add for the person running the command (the
-    receipt table); they never change the outcome."""
+    info. Frozen, so no observer can change it; ``reports`` are short texts observers append
+    for the person running the command (the receipt table)."""
 
     record: RunRecord
     phase: RunPhase

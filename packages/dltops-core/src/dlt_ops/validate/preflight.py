@@ -22,7 +22,6 @@ from dlt_ops.errors import (
     UnknownPluginError,
     UnknownRuleIdError,
 )
-from dlt_ops.plugins import KINDS
 from dlt_ops.validate.capability import (
     ADAPTER_GATED_FEATURES,
     DestinationCheck,
@@ -89,16 +88,10 @@ def _need(registry: PluginRegistry, kind: str, name: str, needed_by: str) -> Non
 
 
 def _check_alert_sinks(config: ProjectConfig, registry: PluginRegistry) -> None:
-    from dlt_ops.validate.rules_platform import BUILTIN_ALERT_SINKS
+    from dlt_ops.alerts.dispatch import KIND, configured_sinks
 
-    for name in config.alert_sinks or ():
-        if name in BUILTIN_ALERT_SINKS:
-            continue
-        if "alert_sink" not in KINDS:
-            raise PluginNotRegisteredError(
-                "alert_sink", name, BUILTIN_ALERT_SINKS, "[dlt_ops] alert_sinks"
-            )
-        _need(registry, "alert_sink", name, "[dlt_ops] alert_sinks")
+    for name in configured_sinks(config):
+        _need(registry, KIND, name, "[dlt_ops] alert_sinks")
 
 
 def _check_assertion_types(

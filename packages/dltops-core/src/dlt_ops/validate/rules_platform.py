@@ -1,4 +1,5 @@
-"""Core rules about the platform a source runs on: destination tier, secrets, alert sinks.
+"""Core rules about the platform a source runs on: destination tier, secrets, ledger and alert
+sinks.
 
 They call the same functions as the runtime preflight, so validate and run cannot disagree.
 """
@@ -8,11 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dlt_ops.errors import ConfigError, DltOpsError, PluginError
-from dlt_ops.plugins import KINDS
 from dlt_ops.validate.capability import check_destination, engaged_by_config
 from dlt_ops.validate.framework import Finding, Rule, ValidationContext
-
-BUILTIN_ALERT_SINKS = ("logging",)
 
 
 def destination_capability(ctx: ValidationContext) -> Iterator[Finding]:
@@ -44,26 +42,26 @@ def secret_backend_registered(ctx: ValidationContext) -> Iterator[Finding]:
             yield Finding(s.name, "secret_backend", str(exc))
 
 
+def _sinks_registered(
+    ctx: ValidationContext, kind: str, key: str, names: tuple[str, ...]
+) -> Iterator[Finding]:
+    for name in names:
+        try:
+            ctx.registry.get(kind, name)
+        except DltOpsError as exc:
+            yield Finding("dlt_ops", key, str(exc))
+
+
 def alert_sink_registered(ctx: ValidationContext) -> Iterator[Finding]:
-    """Every name in [dlt_ops] alert_sinks is an installed alert sink."""
-    sinks = ctx.config.alert_sinks
-    if sinks is None:
-        return
-    for name in sinks:
-        if name in BUILTIN_ALERT_SINKS:
-            continue
-        if "alert_sink" in KINDS:
-            try:
-                ctx.registry.get("alert_sink", name)
-                continue
-            except DltOpsError as exc:
-                message = str(exc)
-        else:
-            message = (
-                f"alert sink '{name}' is not available: this version ships only "
-                f"{', '.join(BUILTIN_ALERT_SINKS)}"
-            )
-        yield Finding("dlt_ops.alert_sinks", "alert_sinks", message)
+    """Every name in [dlt_ops] alert_sinks is an installed alert sink (a run refuses it)."""
+    from dlt_ops.alerts.dispatch import KIND, configured_sinks
+
+    yield from _sinks_registered(ctx, KIND, "alert_sinks", configured_sinks(ctx.config))
+
+
+def ledger_sink_registered(ctx: ValidationContext) -> Iterator[Finding]:
+    """Every name in [dlt_ops] ledger_sinks is an installed ledger sink (a run refuses it)."""
+    yield from _sinks_registered(ctx, "ledger_sink", "ledger_sinks", ctx.config.ledger_sinks)
 
 
 PLATFORM_RULES = (
@@ -71,6 +69,8 @@ PLATFORM_RULES = (
          secret_backend_registered),
     Rule("alert_sink_registered", "Every configured alert sink is installed.",
          alert_sink_registered),
+    Rule("ledger_sink_registered", "Every configured ledger sink is installed.",
+         ledger_sink_registered),
     Rule("destination_capability", "Destinations resolve; gated features need an adapter.",
          destination_capability),
 )  # fmt: skip

@@ -1,4 +1,8 @@
-"""Registers the core validation rules (entry point ``core_rules`` in dltops-core)."""
+"""Registers the core validation rules (entry point ``core_rules`` in dltops-core).
+
+It lives with the built-in plugins, above every feature: the rules come from validate, the
+assertions and the ledger, and collecting them here keeps validate from importing upwards.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from dlt_ops.plugins import Register
 
 @hookimpl
 def dlt_ops_register_validation_rules(register: Register) -> None:
-    """Register the 22 core rules (four of them slots filled by later releases)."""
+    """Register the core rules, in :data:`CORE_RULE_ORDER`."""
     from dlt_ops.assertions.rules import ASSERTION_RULES
     from dlt_ops.ledger.stale_rule import STALE_SOURCES
     from dlt_ops.validate.rules_live import LIVE_RULES
@@ -40,6 +44,7 @@ CORE_RULE_ORDER = (
     "incremental_accepts_window",
     "secret_backend_registered",
     "alert_sink_registered",
+    "ledger_sink_registered",
     "destination_capability",
     "stale_sources",
     "assertion_config_valid",
