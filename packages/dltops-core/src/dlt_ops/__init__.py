@@ -26,6 +26,7 @@ _LAZY = {
     "DestinationAdapter": "dlt_ops.adapters",
     "Capabilities": "dlt_ops.adapters",
     "with_checkpoints": "dlt_ops.checkpoints",
+    "rest_api_checkpoints": "dlt_ops.checkpoints",
     "list_checkpoints": "dlt_ops.checkpoints",
     "cleanup_checkpoints": "dlt_ops.checkpoints",
 }

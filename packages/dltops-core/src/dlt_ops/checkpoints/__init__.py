@@ -4,6 +4,7 @@ Importing this package is cheap: dlt is imported only when a checkpointed resour
 """
 
 from dlt_ops.checkpoints.decorator import with_checkpoints
+from dlt_ops.checkpoints.rest_api import rest_api_checkpoints
 from dlt_ops.checkpoints.service import CleanupResult, cleanup_checkpoints, list_checkpoints
 from dlt_ops.checkpoints.table import DEFAULT_TABLE
 
@@ -12,5 +13,6 @@ __all__ = [
     "CleanupResult",
     "cleanup_checkpoints",
     "list_checkpoints",
+    "rest_api_checkpoints",
     "with_checkpoints",
 ]

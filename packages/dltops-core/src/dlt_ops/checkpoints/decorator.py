@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 import structlog
@@ -190,55 +190,66 @@ def with_checkpoints(
         def wrapper(*args: Any, **kwargs: Any) -> Iterator[Any]:
             incremental = _find_incremental(sig, cursor_field, args, kwargs)
             resource = _resource_name(incremental, fn)
-            tag = f"[{resource}]"
-            run_id, like = _isolation(tag, incremental)
-            manager = CheckpointManager(
-                resource,
-                run_id,
-                frequency=frequency,
-                checkpoint_table=checkpoint_table,
-                cleanup_days=cleanup_days,
+            yield from checkpointed_pages(
+                lambda: fn(*args, **kwargs), incremental, resource, options
             )
-            manager.open()  # adapter gate + table setup: fails before any page is extracted
-            try:
-                if incremental is not None:
-                    _resume(manager, incremental, like, offset_seconds, value_parser)
-                path = getattr(incremental, "cursor_path", None) or cursor_field
-                for page in fn(*args, **kwargs):
-                    # the cursor is read only on pages that will be checkpointed
-                    value = cursor_of(page, path) if manager.next_is_checkpoint else None
-                    records = count_records(page)
-                    yield page
-                    manager.page(records, value)  # after dlt accepted the page
-            except GeneratorExit:
-                manager.flush()
-                log.info(f"{tag} Extraction closed early; active checkpoints kept")
-                raise
-            except BaseException as exc:
-                manager.flush()  # checkpoints already handed over land before the run fails
-                log.warning(
-                    f"{tag} Extraction failed after page {manager.page_count}; active "
-                    f"checkpoints kept as resume state ({type(exc).__name__})",
-                    resource=resource,
-                )
-                raise
-            else:
-                manager.complete()
-            finally:
-                manager.close()
 
-        setattr(
-            wrapper,
-            OPTIONS_ATTR,
-            {
-                "cursor_field": cursor_field,
-                "frequency": frequency,
-                "offset_seconds": offset_seconds,
-                "checkpoint_table": checkpoint_table,
-                "cleanup_days": cleanup_days,
-                "value_parser": value_parser,
-            },
-        )
+        setattr(wrapper, OPTIONS_ATTR, options)
         return wrapper  # type: ignore[return-value]
 
+    options = {
+        "cursor_field": cursor_field,
+        "frequency": frequency,
+        "offset_seconds": offset_seconds,
+        "checkpoint_table": checkpoint_table,
+        "cleanup_days": cleanup_days,
+        "value_parser": value_parser,
+    }
     return decorate
+
+
+def checkpointed_pages(
+    pages: Callable[[], Iterable[Any]], incremental: Any, resource: str, options: dict[str, Any]
+) -> Iterator[Any]:
+    """The checkpointing loop of ``@with_checkpoints`` around ``pages()``.
+
+    ``pages`` is called only after the resume moved ``incremental.start_value``, so a
+    generator that reads ``start_value`` when it starts asks its API for the resumed range.
+    ``options`` are :func:`with_checkpoints`' keyword arguments (already checked).
+    """
+    tag = f"[{resource}]"
+    run_id, like = _isolation(tag, incremental)
+    manager = CheckpointManager(
+        resource,
+        run_id,
+        frequency=options["frequency"],
+        checkpoint_table=options["checkpoint_table"],
+        cleanup_days=options["cleanup_days"],
+    )
+    manager.open()  # adapter gate + table setup: fails before any page is extracted
+    try:
+        if incremental is not None:
+            _resume(manager, incremental, like, options["offset_seconds"], options["value_parser"])
+        path = getattr(incremental, "cursor_path", None) or options["cursor_field"]
+        for page in pages():
+            # the cursor is read only on pages that will be checkpointed
+            value = cursor_of(page, path) if manager.next_is_checkpoint else None
+            records = count_records(page)
+            yield page
+            manager.page(records, value)  # after dlt accepted the page
+    except GeneratorExit:
+        manager.flush()
+        log.info(f"{tag} Extraction closed early; active checkpoints kept")
+        raise
+    except BaseException as exc:
+        manager.flush()  # checkpoints already handed over land before the run fails
+        log.warning(
+            f"{tag} Extraction failed after page {manager.page_count}; active "
+            f"checkpoints kept as resume state ({type(exc).__name__})",
+            resource=resource,
+        )
+        raise
+    else:
+        manager.complete()
+    finally:
+        manager.close()

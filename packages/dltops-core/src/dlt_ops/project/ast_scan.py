@@ -182,6 +182,8 @@ class _Scanner(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]  # noqa: N815
 
     def visit_Call(self, node: ast.Call) -> None:  # noqa: N802 - ast API
+        if _terminal(node.func) == "rest_api_checkpoints":  # the declarative checkpoint helper
+            self.uses_checkpoints = True
         if id(node) not in self._decorators:
             canon = _canon(node.func, self.aliases)
             if canon in _RESOURCE and node.args:  # dlt.resource(data, name=...)

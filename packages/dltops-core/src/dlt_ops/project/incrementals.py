@@ -43,6 +43,9 @@ def _from_call(gen: Any) -> FoundIncremental | None:
     """The incremental bound into a ``resource(...)`` call, or its parameter default."""
     from dlt.extract.incremental import Incremental
 
+    from dlt_ops.checkpoints.rest_api import ORIGINAL_GEN_ATTR
+
+    gen = getattr(gen, ORIGINAL_GEN_ATTR, gen)  # look through rest_api_checkpoints' wrapper
     try:
         bound = inspect.getclosurevars(gen).nonlocals
     except (TypeError, ValueError):
