@@ -3,7 +3,9 @@
 ``daily`` has one incremental resource (``events``, cursor ``ts``, merge on ``id``) serving
 ``BF_ROWS_PER_DAY`` rows per day from 2026-01-01 for ``BF_DAYS`` days; ``BF_FAIL_DAYS``
 (comma-separated ISO dates) makes the chunk starting on such a day raise, ``BF_SLEEP_S``
-sleeps per page (an I/O-bound source). ``flat`` has a resource without a cursor.
+sleeps per page (an I/O-bound source), ``BF_HANG_DAYS`` makes the chunk starting on such a day
+write ``BF_MARK_DIR/<day>`` and then block forever (a process to kill mid-chunk).
+``flat`` has a resource without a cursor.
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ def events(ts=dlt.sources.incremental("ts", initial_value=START)):
     lo, hi = ts.start_value, ts.end_value
     if lo.date().isoformat() in os.environ.get("BF_FAIL_DAYS", "").split(","):
         raise RuntimeError(f"injected failure for the chunk starting {lo.isoformat()}")
+    if lo.date().isoformat() in os.environ.get("BF_HANG_DAYS", "").split(","):
+        mark = os.path.join(os.environ["BF_MARK_DIR"], lo.date().isoformat())
+        open(mark, "w").close()
+        while True:  # until SIGKILL
+            time.sleep(0.05)
     for d in range(days):
         day = START + timedelta(days=d)
         if hi is not None and day >= hi or day + timedelta(days=1) <= lo:

@@ -62,8 +62,8 @@ def test_workers_subprocesses_on_postgres(postgres_project) -> None:
     done = postgres_project.cli(*ARGS, "--workers", "4", env=SLOW)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "10 completed, 0 skipped" in done.stdout
-    assert done.stdout.count(": completed (3 records)") == 10
-    assert "held by another worker" not in done.stdout  # siblings are not "another worker"
+    assert done.stderr.count(": completed (3 records)") == 10  # progress lines: stderr
+    assert "held by another worker" not in done.stderr  # siblings are not "another worker"
     _exactly_once(postgres_project, plan)
     holders = {
         h.rsplit("/", 1)[-1]

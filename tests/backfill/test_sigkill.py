@@ -61,7 +61,8 @@ def _trial(base, k: int, point: tuple[int, float]) -> str:
         project.dataset = dataset
     proc = project.popen(*_args(dataset), env={**ENV, "PYTHONUNBUFFERED": "1"})
     seen: queue.Queue[str | None] = queue.Queue()
-    threading.Thread(target=lambda: [seen.put(x) for x in proc.stdout] and seen.put(None),  # type: ignore[union-attr]
+    chunk_lines = (x for x in proc.stderr if x.startswith("chunk "))  # type: ignore[union-attr]
+    threading.Thread(target=lambda: [seen.put(x) for x in chunk_lines] and seen.put(None),
                      daemon=True).start()  # fmt: skip
     for _ in range(lines):  # wait for the process to reach the chosen point
         if seen.get(timeout=60) is None:

@@ -58,6 +58,7 @@ class ChunkEvent:
     error: str | None = None
     holder: str | None = None
     worker: str | None = None
+    until: str | None = None  # when the holder's lease expires (``held``)
 
     def to_json(self) -> str:
         """One JSON line (worker subprocess → parent)."""
@@ -118,15 +119,22 @@ class ChunkWorker:
         if row is not None and row.status == ChunkStatus.completed:
             self._emit("skipped", chunk, records=row.records_loaded, holder=row.claimed_by)
         else:
-            self._emit("held", chunk, holder=row.claimed_by if row else None)
+            until = row.lease_expires_at if row else None
+            self._emit(
+                "held", chunk, holder=row.claimed_by if row else None,
+                until=f"{until:%Y-%m-%d %H:%M:%S} UTC" if until else None,
+            )  # fmt: skip
 
     def _run_chunk(self, chunk: Chunk, keeper: LeaseKeeper) -> bool:
         """Claim and run ``chunk`` up to ``max_attempts`` times; ``False`` when it failed."""
         bid, cid = self.plan.backfill_id, chunk.chunk_id
         for attempt in range(1, self.options.max_attempts + 1):
-            if not self.state.claim(bid, cid, self.options.lease):
+            claim = self.state.claim(bid, cid, self.options.lease)
+            if not claim:
                 self._not_ours(chunk)
                 return True
+            if claim.reason is not None:  # the killed attempt's ledger row: closed, not reused
+                self._close_dead_attempt(chunk, claim.reason)
             with keeper.holding(bid, cid):
                 try:
                     self.state.mark_running(bid, cid)
@@ -153,6 +161,16 @@ class ChunkWorker:
             last = attempt == self.options.max_attempts
             self._emit("failed" if last else "retrying", chunk, attempt=attempt, error=error)
         return False
+
+    def _close_dead_attempt(self, chunk: Chunk, reason: str) -> None:
+        from dlt_ops.backfill.attempts import close_abandoned_attempts
+        from dlt_ops.destinations import resolve_destination
+
+        where = resolve_destination(self.config, self.plan.source, self.options.dataset)
+        close_abandoned_attempts(
+            self.registry, self.config, self.state, where, source=self.plan.source,
+            run_id=chunk.run_id, backfill_id=self.plan.backfill_id, reason=reason,
+        )  # fmt: skip
 
     def _execute(self, chunk: Chunk) -> Any:
         """One chunk run through the runner; Ctrl-C demotes the chunk to ``failed`` first."""

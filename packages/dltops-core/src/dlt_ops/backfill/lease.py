@@ -22,7 +22,7 @@ from datetime import timedelta
 import structlog
 
 from dlt_ops.adapters import Column, ColumnType, Statement, TableSpec
-from dlt_ops.backfill.state import BackfillState, utcnow
+from dlt_ops.backfill.state import BackfillState, holder_gone, utcnow
 from dlt_ops.errors import BackfillStateError, DestinationError
 
 log = structlog.get_logger(__name__)
@@ -45,8 +45,9 @@ SEED_LOCK = Statement(
 )
 ACQUIRE = Statement(
     f"UPDATE {_T} SET holder = ?, acquired_at = ?, lease_expires_at = ? WHERE lock_name = ? "
-    "AND (holder IS NULL OR holder = ? OR lease_expires_at < ?)"
+    "AND (holder IS NULL OR holder = ? OR lease_expires_at < ? OR holder = ?)"
 )
+HOLDER = Statement(f"SELECT holder, lease_expires_at FROM {_T} WHERE lock_name = ?")
 RENEW_LOCK = Statement(f"UPDATE {_T} SET lease_expires_at = ? WHERE lock_name = ? AND holder = ?")
 RELEASE = Statement(
     f"UPDATE {_T} SET holder = NULL, lease_expires_at = NULL WHERE lock_name = ? AND holder = ?"
@@ -80,20 +81,46 @@ class LoadLock:
         self._ready = True
 
     def acquire(self) -> None:
-        """Block (polling) until this token holds the lock."""
+        """Block (polling) until this token holds the lock.
+
+        A holder whose lease expired, or whose process on this host is gone, loses it at once.
+        """
         self._prepare()
-        token, waited = self.state.token, 0
+        token, waited, dead = self.state.token, 0, ""
         while True:
             now = utcnow()
             got = self._run("take the load lock", ACQUIRE, token, now, now + self.lease,
-                            self.name, token, now)  # fmt: skip
+                            self.name, token, now, dead)  # fmt: skip
             if got >= 1:
                 self.held = True
                 if waited:
                     log.debug("backfill.load_lock_acquired", polls=waited)
                 return
+            dead = self._dead_holder(announce=waited == 0)
             waited += 1
-            time.sleep(POLL_S)
+            if not dead:
+                time.sleep(POLL_S)
+
+    def _dead_holder(self, *, announce: bool) -> str:
+        """The current holder's token when its process is known gone, else ``""``."""
+        try:
+            found = self.state.session.query(HOLDER, self.name)
+        except DestinationError:
+            return ""
+        if not found or found[0][0] is None:
+            return ""
+        holder, expires = found[0]
+        gone = holder_gone(holder)
+        if gone is not None:
+            log.warning("backfill.load_lock_reclaimed", holder=holder, reason=gone)
+            return str(holder)
+        if announce:
+            log.info(
+                f"waiting for the load lock held by {holder} (its lease expires at {expires})",
+                holder=holder,
+                lease_expires_at=str(expires),
+            )
+        return ""
 
     def renew(self) -> None:
         """Extend the lease while held (called by the heartbeat)."""

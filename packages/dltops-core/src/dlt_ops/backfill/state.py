@@ -13,10 +13,13 @@ State machine (docs/backfill.md)::
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -94,7 +97,8 @@ SELECT_ALL = Statement(
 CLAIM = Statement(
     f"UPDATE {{{TABLE_NAME}}} SET status = ?, claimed_by = ?, claimed_at = ?, heartbeat_at = ?, "
     "lease_expires_at = ?, attempts = attempts + 1, started_at = NULL, completed_at = NULL "
-    f"WHERE {_KEY} AND (status IN (?, ?) OR (status IN (?, ?) AND lease_expires_at < ?))"
+    f"WHERE {_KEY} AND (status IN (?, ?) OR (status IN (?, ?) AND "
+    "(lease_expires_at < ? OR claimed_by = ?)))"
 )
 MARK_RUNNING = Statement(
     f"UPDATE {{{TABLE_NAME}}} SET status = ?, started_at = ?, heartbeat_at = ? "
@@ -113,6 +117,56 @@ MARK_FAILED = Statement(
     f"UPDATE {{{TABLE_NAME}}} SET status = ?, completed_at = ?, last_error = ?, "
     f"lease_expires_at = NULL WHERE {_KEY} AND claimed_by = ? AND status IN (?, ?)"
 )
+
+
+def holder_process(token: str | None) -> tuple[str, int] | None:
+    """``(host, pid)`` of the process behind a worker token, ``None`` when it does not say.
+
+    Tokens are ``host:pid:<hex>`` (one invocation) or ``host:pid:<hex>/w<k>:<worker pid>`` (a
+    worker subprocess: its own pid, not its parent's).
+    """
+    if not token:
+        return None
+    base, _, worker = token.partition("/")
+    parts = base.split(":")
+    if len(parts) < 3:
+        return None
+    pid_text = worker.rpartition(":")[2] if worker else parts[-2]
+    if worker and ":" not in worker:
+        return None  # a worker token without its own pid: only its lease can tell
+    try:
+        return ":".join(parts[:-2]), int(pid_text)
+    except ValueError:
+        return None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    stat = Path(f"/proc/{pid}/stat")
+    try:  # a killed child its parent has not reaped yet is a zombie: gone for our purpose
+        return stat.read_text().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def holder_gone(token: str | None) -> str | None:
+    """Why ``token``'s process is known dead (same host, pid not running), else ``None``.
+
+    Another host's process, or a pid still running (possibly reused), is never judged dead
+    here: its lease decides.
+    """
+    found = holder_process(token)
+    if found is None:
+        return None
+    host, pid = found
+    if host != socket.gethostname() or pid == os.getpid() or _pid_alive(pid):
+        return None
+    return f"its process (pid {pid} on {host}) is gone"
 
 
 def _utc(value: Any) -> Any:
@@ -167,6 +221,18 @@ class ChunkRow:
     def as_json(self) -> dict[str, Any]:
         """JSON-ready dict, timestamps as ISO-8601."""
         return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in vars(self).items()}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The outcome of a claim: whether we won, and the dead attempt we took it from."""
+
+    won: bool
+    reclaimed: ChunkRow | None = None
+    reason: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.won
 
 
 class BackfillState:
@@ -279,18 +345,36 @@ class BackfillState:
 
     # -- transitions ---------------------------------------------------------------------------
 
-    def claim(self, backfill_id: str, chunk_id: str, lease: timedelta) -> bool:
-        """Compare-and-swap ``pending|failed|expired lease → claimed``; ``True`` when we won."""
+    def claim(self, backfill_id: str, chunk_id: str, lease: timedelta) -> Claim:
+        """Compare-and-swap ``pending|failed|dead holder → claimed``; truthy when we won.
+
+        A holder is dead when its lease expired, or at once when it ran on this host and its
+        pid is gone (SIGKILL, OOM): the claim then says why, so the killed attempt's ledger row
+        can be closed with that reason.
+        """
         now = utcnow()
+        before = self.rows(backfill_id).get(chunk_id)
+        reason, dead_token = None, None
+        if before is not None and before.status in (ChunkStatus.claimed, ChunkStatus.running):
+            if before.lease_expired(now):
+                reason = f"lease expired at {before.lease_expires_at:%Y-%m-%d %H:%M:%S} UTC"
+            else:
+                gone = holder_gone(before.claimed_by)
+                if gone is not None:
+                    reason, dead_token = gone, before.claimed_by
+            if reason is not None:
+                reason = f"holder {before.claimed_by} abandoned the chunk: {reason}"
         s = ChunkStatus
         affected = self._execute(
             f"claim chunk {chunk_id}", CLAIM, s.claimed.value, self.token, now, now, now + lease,
             backfill_id, chunk_id, s.pending.value, s.failed.value, s.claimed.value,
-            s.running.value, now,
+            s.running.value, now, dead_token or "",
         )  # fmt: skip
         if affected > 1:  # only where the engine cannot enforce (backfill_id, chunk_id) unique
             log.warning("backfill.duplicate_rows", chunk_id=chunk_id, rows=affected)
-        return affected >= 1
+        if affected >= 1 and reason is not None:
+            log.warning("backfill.chunk_reclaimed", chunk_id=chunk_id, reason=reason)
+        return Claim(affected >= 1, before if reason is not None else None, reason)
 
     def _transition(self, what: str, stmt: Statement, *params: Any) -> None:
         if self._execute(what, stmt, *params) == 0:

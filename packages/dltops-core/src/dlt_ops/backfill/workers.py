@@ -165,7 +165,8 @@ def worker_main(spec: dict[str, Any]) -> int:
             sys.stdout.flush()
 
     where = resolve_destination(config, plan.source, options.dataset)
-    session, state = open_state(registry, config, where, spec["token"])
+    # the token names this process (its own pid), so a re-run on this host can tell it died
+    session, state = open_state(registry, config, where, f"{spec['token']}:{os.getpid()}")
     bound = structlog.contextvars.bound_contextvars(
         backfill_id=plan.backfill_id, worker=spec["token"]
     )

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 
 class ChunkReporter:
-    """A progress bar on a TTY (stderr); one plain line per chunk event otherwise (stdout)."""
+    """A progress bar on a TTY, one plain line per chunk event otherwise; both on stderr
+    (progress is not data: stdout carries only the final tally or ``--json``)."""
 
     def __init__(self, plan: BackfillPlan, *, quiet: bool = False, tty: bool | None = None):
         self.plan, self.quiet = plan, quiet
@@ -66,7 +67,7 @@ class ChunkReporter:
             if always:
                 self._progress.console.print(text, markup=False, highlight=False)
         else:
-            typer.echo(text)
+            typer.echo(text, err=True)
 
     def __call__(self, event: ChunkEvent) -> None:
         """Render one chunk event."""
@@ -83,7 +84,8 @@ class ChunkReporter:
             self._advance()
             self._line(f"{label}: already completed, skipping")
         elif kind == "held":
-            self._line(f"{label}: held by another worker ({event.holder}), NOT run here")
+            until = f" until its lease expires at {event.until}" if event.until else ""
+            self._line(f"{label}: held by another worker ({event.holder}){until}, NOT run here")
         elif kind == "lost":
             self._line(f"{label}: lease lost to another worker", always=True)
         elif kind == "retrying":

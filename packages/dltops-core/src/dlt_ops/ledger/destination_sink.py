@@ -16,14 +16,16 @@ _COLS = ", ".join(ALL_KEYS)
 INSERT_RUN = Statement(
     f"INSERT INTO {{{RUNS_TABLE_NAME}}} ({_COLS}) VALUES ({', '.join('?' for _ in ALL_KEYS)})"
 )
+# one attempt's row is (run_id, source_section, started_at): a backfill chunk's attempts share
+# its run_id, and one attempt never touches another's row (docs/runs-ledger.md)
 HEARTBEAT_RUN = Statement(
     f"UPDATE {{{RUNS_TABLE_NAME}}} SET heartbeat_at = ? "
-    "WHERE run_id = ? AND source_section = ? AND status = ?"
+    "WHERE run_id = ? AND source_section = ? AND started_at = ? AND status = ?"
 )
 FINISH_RUN = Statement(
     f"UPDATE {{{RUNS_TABLE_NAME}}} SET status = ?, completed_at = ?, heartbeat_at = ?, "
     "dlt_run_id = ?, records_extracted = ?, records_loaded = ?, error_summary = ? "
-    "WHERE run_id = ? AND source_section = ? AND status = ?"
+    "WHERE run_id = ? AND source_section = ? AND started_at = ? AND status = ?"
 )
 PRUNE_COUNT = Statement(f"SELECT COUNT(*) FROM {{{RUNS_TABLE_NAME}}} WHERE started_at < ?")
 PRUNE_DELETE = Statement(f"DELETE FROM {{{RUNS_TABLE_NAME}}} WHERE started_at < ?")
@@ -82,8 +84,9 @@ class DestinationLedgerSink:
         """Renew ``heartbeat_at`` of the running row."""
         if self.context.full_tier:
             self.context.open_session().execute(
-                HEARTBEAT_RUN, run.heartbeat_at, run.run_id, run.source_section, RunStatus.running
-            )
+                HEARTBEAT_RUN, run.heartbeat_at, run.run_id, run.source_section, run.started_at,
+                RunStatus.running,
+            )  # fmt: skip
 
     def finish(self, run: RunRecord) -> None:
         """Update the running row to its terminal status (never a non-running row)."""
@@ -102,6 +105,7 @@ class DestinationLedgerSink:
             run.error_summary,
             run.run_id,
             run.source_section,
+            run.started_at,
             RunStatus.running,
         )
         if updated == 0:
