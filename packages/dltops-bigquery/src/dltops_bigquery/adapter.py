@@ -8,13 +8,15 @@ How the contract maps (see ``docs/bigquery.md``):
 * rows affected come from the query job's ``num_dml_affected_rows``;
 * ``fetch_columns`` reads ``dataset.INFORMATION_SCHEMA.COLUMNS``;
 * transactions run in a BigQuery session (``BEGIN``/``COMMIT``/``ROLLBACK TRANSACTION``);
-* ``UNIQUE`` is not enforced by BigQuery, so the capability says so and no constraint is emitted.
+* ``UNIQUE`` is not enforced by BigQuery, so the capability says so and no constraint is emitted;
+* ``measured_cost`` sums the bytes BigQuery billed for the run's jobs (see ``_cost``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 import structlog
@@ -29,7 +31,7 @@ from dlt_ops.adapters import (
     check_identifier,
 )
 from dlt_ops.errors import DestinationError, DestinationUnreachableError, DltOpsError
-from dltops_bigquery import _params
+from dltops_bigquery import _cost, _params
 from dltops_bigquery._auth import google_credentials, settings_for
 from dltops_bigquery._connection import BigQueryConnection, is_unreachable
 
@@ -52,6 +54,8 @@ class BigQueryAdapter(SqlAdapterBase):
         max_identifier_length=300,  # column names; datasets and tables allow 1024
     )
     quote_char: ClassVar[str] = "`"
+    #: dollars per TiB billed; BigQuery's on-demand price (override for negotiated rates)
+    usd_per_tib_billed: ClassVar[float] = _cost.ON_DEMAND_USD_PER_TIB
     type_names: ClassVar[dict[ColumnType, str]] = {
         ColumnType.TEXT: "STRING",
         ColumnType.BIGINT: "INT64",
@@ -141,6 +145,24 @@ class BigQueryAdapter(SqlAdapterBase):
             raise
         except Exception as exc:
             raise self._wrap(exc, f"{self.name} statement failed") from exc
+
+    # -- cost -----------------------------------------------------------------------------------
+
+    def measured_cost(self, client: BigQueryConnection, dataset: str, run: Any) -> float | None:
+        """Dollars billed for the jobs these credentials ran on ``dataset`` during ``run``
+        (``None`` when BigQuery lists none)."""
+        ended = getattr(run, "completed_at", None) or datetime.now(UTC)
+        jobs = client.bq.list_jobs(
+            min_creation_time=run.started_at,
+            max_creation_time=ended,
+            state_filter="done",
+            timeout=client.timeout_s,
+        )
+        billed = _cost.billed_bytes(jobs, dataset)
+        if billed is None:
+            return None
+        log.debug("bigquery.measured_cost", bytes_billed=billed)
+        return _cost.dollars(billed, self.usd_per_tib_billed)
 
     # -- datasets, introspection, transactions --------------------------------------------------
 
