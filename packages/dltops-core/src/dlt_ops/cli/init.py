@@ -1,4 +1,4 @@
-"""``dlt-ops init [ROOT] [-p NAME] [--example]``."""
+"""``dlt-ops init [ROOT] [-p NAME] [--example | --source sql_database|rest_api|filesystem]``."""
 
 from __future__ import annotations
 
@@ -20,15 +20,30 @@ def init(
         bool,
         typer.Option("--example", help="Add the runnable, network-free demo_events source."),
     ] = False,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source",
+            help="Build the project around one of dlt's sources: sql_database, rest_api or "
+            "filesystem.",
+        ),
+    ] = None,
 ) -> None:
     """Scaffold a dlt-ops project; refuses to overwrite an existing one."""
     from dlt_ops.project.scaffold import EXAMPLE_SOURCE, init_project
 
-    result = init_project(root, pipeline, example=example)
+    result = init_project(root, pipeline, example=example, source=source)
     typer.echo(f"\n✓ Initialized dlt-ops project at {result.root}\n")
     for rel in result.created:
         typer.echo(f"  {rel}")
     typer.echo("\nNext steps:")
+    kind = result.dlt_source
+    if kind is not None:
+        typer.echo(f"  1. Install: {kind.install}")
+        typer.echo(f"  2. Fill in {kind.fill_in}")
+        typer.echo("  3. Validate the project: dlt-ops pipeline validate")
+        typer.echo(f"  4. Run it: dlt-ops pipeline run -s {kind.source} -y")
+        return
     if example:
         typer.echo(f"  1. Try the example: dlt-ops pipeline run -s {EXAMPLE_SOURCE} -y")
     else:

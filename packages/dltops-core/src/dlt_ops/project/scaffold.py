@@ -26,6 +26,54 @@ EXAMPLE_ROW_COUNT = 6
 GITIGNORE_LINES = (".dlt-ops/", "*.duckdb", "*.duckdb.wal", ".dlt/secrets.toml")
 
 
+@dataclass(frozen=True)
+class DltSourceKind:
+    """A project built around one of dlt's own sources (``init --source``)."""
+
+    kind: str  # dlt's name: sql_database | rest_api | filesystem
+    source: str  # the dlt-ops source name = module stem = config section
+    fill_in: str  # what the user must fill in before the first run
+    install: str  # the extra packages dlt needs for it
+
+    @property
+    def module(self) -> str:
+        """The module template."""
+        return f"{self.kind}_source.py.tmpl"
+
+
+DLT_SOURCE_KINDS = {
+    k.kind: k
+    for k in (
+        DltSourceKind(
+            "sql_database", "database",
+            "credentials in .dlt/secrets.toml, table and cursor in .dlt/config.toml",
+            'pip install "dlt[sql_database]" and your database driver (e.g. psycopg2-binary)',
+        ),
+        DltSourceKind(
+            "rest_api", "api",
+            "base_url in .dlt/config.toml, token in .dlt/secrets.toml, and the endpoint",
+            "nothing: rest_api ships with dlt",
+        ),
+        DltSourceKind(
+            "filesystem", "files",
+            "bucket_url in .dlt/config.toml (a folder, or a bucket plus its credentials)",
+            'pip install "dlt[filesystem]" pandas (plus s3fs/gcsfs for a cloud bucket)',
+        ),
+    )
+}  # fmt: skip
+
+
+def dlt_source_kind(kind: str) -> DltSourceKind:
+    """The ``--source`` choice called ``kind`` (a usage error for anything else)."""
+    try:
+        return DLT_SOURCE_KINDS[kind]
+    except KeyError:
+        raise UsageError(
+            f"--source {kind!r} is not one of dlt's sources dlt-ops scaffolds: "
+            f"{', '.join(DLT_SOURCE_KINDS)}."
+        ) from None
+
+
 def template(name: str) -> str:
     """The text of one packaged template."""
     return resources.files("dlt_ops.project").joinpath("templates", name).read_text("utf-8")
@@ -48,6 +96,7 @@ class InitResult:
     root: Path
     created: list[str] = field(default_factory=list)
     example: bool = False
+    dlt_source: DltSourceKind | None = None
 
 
 def _write(root: Path, rel: str, text: str, result: InitResult) -> None:
@@ -74,10 +123,21 @@ def _gitignore(root: Path, result: InitResult) -> None:
 
 
 def init_project(
-    root: Path, pipeline: str = DEFAULT_PIPELINE_NAME, *, example: bool = False
+    root: Path,
+    pipeline: str = DEFAULT_PIPELINE_NAME,
+    *,
+    example: bool = False,
+    source: str | None = None,
 ) -> InitResult:
-    """Scaffold a project at ``root``; refuses when ``.dlt/config.toml`` already exists."""
+    """Scaffold a project at ``root``; refuses when ``.dlt/config.toml`` already exists.
+
+    ``source`` (``sql_database``, ``rest_api``, ``filesystem``) builds the project around that
+    dlt source: a source module, its config and secrets placeholders. It validates as written
+    and runs once the placeholders are filled in."""
     check_pipeline_name(pipeline)
+    kind = dlt_source_kind(source) if source is not None else None
+    if kind is not None and example:
+        raise UsageError("--example and --source scaffold different projects: pick one.")
     root = root.expanduser().resolve()
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a directory.")
@@ -87,17 +147,25 @@ def init_project(
             f"{config} already exists; refusing to overwrite it. There is no --force: remove "
             f"the file yourself to re-initialize, or run init in another directory."
         )
-    result = InitResult(root=root, example=example)
+    result = InitResult(root=root, example=example, dlt_source=kind)
     text = template("config.toml.tmpl")
+    secrets = template("secrets.toml.tmpl")
     if example:
         text += template("config_example.toml.tmpl")
+    if kind is not None:
+        text += template(f"config_{kind.kind}.toml.tmpl")
+        secrets += template(f"secrets_{kind.kind}.toml.tmpl")
     _write(root, str(CONFIG_RELPATH), text, result)
-    _write(root, ".dlt/secrets.toml", template("secrets.toml.tmpl"), result)
+    _write(root, ".dlt/secrets.toml", secrets, result)
     _gitignore(root, result)
     for sub in (SOURCE_DIR, RESOURCE_DIR):
         (root / pipeline / sub).mkdir(parents=True, exist_ok=True)
-        if not example:
+        if not example and not (kind is not None and sub == SOURCE_DIR):
             _write(root, f"{pipeline}/{sub}/.gitkeep", "", result)
+    if kind is not None:
+        _write(root, f"{pipeline}/{SOURCE_DIR}/{kind.source}.py", template(kind.module), result)
+        if kind.kind == "filesystem":
+            _write(root, "data/.gitkeep", "", result)  # the bucket_url the config names
     if example:
         _write(
             root,
