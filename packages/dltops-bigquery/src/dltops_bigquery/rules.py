@@ -28,7 +28,7 @@ def bigquery_partitioning(ctx: ValidationContext) -> Iterator[Finding]:
     ``# no-partition: <reason>`` / ``# no-cluster: <reason>`` comment just above it)."""
     for pipe in ctx.project.pipelines:
         for module in pipe.modules():
-            for call in module.calls:
+            for call in (c for c in module.calls if c.name == "bigquery_adapter"):
                 missing = [
                     k for k in ("partition", "cluster")
                     if k not in call.keywords and not _escaped(call.comment_above, k)

@@ -28,7 +28,9 @@ _INCREMENTAL = {
     "dlt.extract.incremental.Incremental",
     "dlt.extract.Incremental",
 }
-_CALLS_OF_INTEREST = {"bigquery_adapter"}
+#: dlt names its per-destination table-hint helpers ``<destination>_adapter``; rules of a
+#: destination's plugin pick their own helper's calls by name
+_HINT_HELPER_SUFFIX = "_adapter"
 NON_LITERAL = "<non-literal>"
 
 
@@ -210,7 +212,7 @@ class _Scanner(ast.NodeVisitor):
                     )
                 else:
                     self._contract(node, self._top)
-            elif _terminal(node) in _CALLS_OF_INTEREST:
+            elif (_terminal(node) or "").endswith(_HINT_HELPER_SUFFIX):
                 above = tuple(
                     self.lines[i].strip()
                     for i in (node.lineno - 3, node.lineno - 2)
@@ -222,6 +224,7 @@ class _Scanner(ast.NodeVisitor):
                         node.lineno,
                         frozenset(k.arg for k in node.keywords if k.arg),
                         above,
+                        name=_terminal(node) or "",
                     )
                 )
         self.generic_visit(node)

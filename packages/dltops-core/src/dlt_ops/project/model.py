@@ -61,12 +61,15 @@ class IncrementalDecl:
 
 @dataclass(frozen=True)
 class CallSite:
-    """A call of interest (``bigquery_adapter(...)``) with the keywords it passes."""
+    """A call of one of dlt's table-hint helpers (``<destination>_adapter(...)``) with the
+    keywords it passes."""
 
     file: Path
     lineno: int
     keywords: frozenset[str]
     comment_above: tuple[str, ...] = ()
+    #: the helper's name, e.g. ``<destination>_adapter``
+    name: str = ""
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from dlt_ops.project.scan_codec import CacheFormatError, decode, encode
 log = structlog.get_logger(__name__)
 
 CACHE_NAME = "scan-cache.json"
-_FORMAT = 1  # bump when the encoding changes
+_FORMAT = 2  # bump when the encoding changes (2: call sites carry the helper's name)
 
 
 class ScanCache:
