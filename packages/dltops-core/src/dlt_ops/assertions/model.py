@@ -50,10 +50,20 @@ class AssertionContext:
 
 @runtime_checkable
 class AssertionType(Protocol):
-    """The protocol an ``assertion_rule`` plugin registers (see ``hookspecs.py``)."""
+    """The protocol an ``assertion_rule`` plugin registers (see ``hookspecs.py``).
 
-    name: str
-    row_scoped: bool
+    ``name`` and ``row_scoped`` are read-only: class attributes satisfy them.
+    """
+
+    @property
+    def name(self) -> str:
+        """The key users write under ``[sources.X.dlt_ops.assertions.<resource>]``."""
+        ...
+
+    @property
+    def row_scoped(self) -> bool:
+        """``True`` when ``observe`` judges single rows (such a type may quarantine)."""
+        ...
 
     def check_config(self, params: Mapping[str, Any], ctx: AssertionContext) -> list[str]:
         """Problems with ``params`` (no data, network or clients); ``[]`` when fine."""

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import structlog
 
 from dlt_ops import hookimpl
-from dlt_ops.alerts.model import Alert, AlertSinkContext
+from dlt_ops.alerts.model import Alert, AlertSinkContext, AlertSinkFactory
 from dlt_ops.errors import ConfigError
 from dlt_ops.plugins import Register
 from dlt_ops.redact import redact
@@ -96,7 +96,7 @@ class WebhookAlertSink:
 
 
 @hookimpl
-def dlt_ops_register_alert_sinks(register: Register[Any]) -> None:
+def dlt_ops_register_alert_sinks(register: Register[AlertSinkFactory]) -> None:
     """Register ``log`` and ``webhook``."""
     register(LogAlertSink, name="log")
     register(WebhookAlertSink, name="webhook")

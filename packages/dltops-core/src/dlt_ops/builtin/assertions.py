@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard
 
 from dlt_ops import hookimpl
 from dlt_ops.plugins import Register
+
+if TYPE_CHECKING:
+    from dlt_ops.plugins.protocols import AssertionTypeProvider
 
 _ALLOWED = {"value"}
 
@@ -23,7 +26,7 @@ def _unknown(params: Mapping[str, Any]) -> list[str]:
     return [f"unknown parameter(s) {', '.join(extra)}; allowed: value"] if extra else []
 
 
-def _int(v: Any) -> bool:
+def _int(v: Any) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
@@ -167,7 +170,7 @@ BUILTIN_TYPES = (MinRowsPerLoad, MaxRowsPerLoad, RequiredColumns, UniqueColumns)
 
 
 @hookimpl
-def dlt_ops_register_assertion_rules(register: Register) -> None:
+def dlt_ops_register_assertion_rules(register: Register[AssertionTypeProvider]) -> None:
     """Register the four built-in types (classes; the engine instantiates them)."""
     for cls in BUILTIN_TYPES:
         register(cls, name=cls.name)

@@ -9,6 +9,7 @@ from dlt_ops.plugins import Register
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig, SourceConfig
+    from dlt_ops.secrets import SecretBackend
 
 
 class SecretsTomlBackend:
@@ -36,6 +37,6 @@ class SecretsTomlBackend:
 
 
 @hookimpl
-def dlt_ops_register_secret_backends(register: Register) -> None:
+def dlt_ops_register_secret_backends(register: Register[SecretBackend]) -> None:
     """Register ``secrets_toml``."""
     register(SecretsTomlBackend(), name="secrets_toml")

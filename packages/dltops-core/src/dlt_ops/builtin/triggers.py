@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from dlt_ops import hookimpl
 from dlt_ops.plugins import Register
+
+if TYPE_CHECKING:
+    from dlt_ops.triggers import TriggerEmitter as TriggerEmitterProtocol
 
 
 @dataclass(frozen=True)
@@ -17,7 +21,7 @@ class TriggerEmitter:
 
 
 @hookimpl
-def dlt_ops_register_trigger_emitters(register: Register) -> None:
+def dlt_ops_register_trigger_emitters(register: Register[TriggerEmitterProtocol]) -> None:
     """Register ``cli`` and ``backfill``."""
     register(TriggerEmitter("cli", "run started from the dlt-ops command line"), name="cli")
     register(
