@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dlt_ops.assertions.model import (
+    ASSERTION_RULE,
     RESERVED_KEYS,
     AssertionContext,
     Issue,
@@ -39,7 +40,7 @@ def load_type(registry: PluginRegistry, name: str) -> Any:
     Raises ``UnknownPluginError`` / ``PluginLoadError`` from the registry, and
     ``PluginLoadError`` when the object does not satisfy the assertion-type protocol.
     """
-    obj = registry.get(KIND, name)
+    obj = registry.get(ASSERTION_RULE, name)
     if isinstance(obj, type):
         obj = obj()
     missing = [m for m in _REQUIRED if not callable(getattr(obj, m, None))]

@@ -16,7 +16,9 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from dlt_ops.plugins.kinds import Kind
 
 #: Keys of a resource table that are not assertion types.
 RESERVED_KEYS = frozenset({"on_failure", "custom", "max_violations", "max_violation_ratio"})
@@ -76,6 +78,13 @@ class AssertionType(Protocol):
 
     def finalize(self, state: Any, params: Mapping[str, Any]) -> str | None:
         """The batch verdict after the last row: ``None`` passes, a string fails the batch."""
+
+
+#: What ``dlt_ops_register_assertion_rules`` registers: the class (instantiated once per run
+#: with no arguments) or a ready instance.
+AssertionTypeProvider: TypeAlias = AssertionType | type[AssertionType]
+#: The typed key: ``registry.get(ASSERTION_RULE, name)`` is an :data:`AssertionTypeProvider`.
+ASSERTION_RULE: Kind[AssertionTypeProvider] = Kind("assertion_rule", AssertionTypeProvider)
 
 
 @dataclass(frozen=True)

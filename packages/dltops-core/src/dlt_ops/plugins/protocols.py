@@ -19,7 +19,7 @@ each feature's contract module (no dlt, no driver).
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import Any
 
 from dlt_ops.adapters.protocol import (
     DESTINATION,
@@ -28,7 +28,12 @@ from dlt_ops.adapters.protocol import (
     SqlClient,
 )
 from dlt_ops.alerts.model import ALERT_SINK, Alert, AlertSink, AlertSinkContext, AlertSinkFactory
-from dlt_ops.assertions.model import AssertionContext, AssertionType
+from dlt_ops.assertions.model import (
+    ASSERTION_RULE,
+    AssertionContext,
+    AssertionType,
+    AssertionTypeProvider,
+)
 from dlt_ops.ledger.sinks import (
     LEDGER_SINK,
     LedgerPruner,
@@ -42,14 +47,12 @@ from dlt_ops.ledger.sinks import (
 from dlt_ops.plugins.kinds import Kind, Register
 from dlt_ops.secrets import SECRET_BACKEND, SecretBackend
 from dlt_ops.triggers.protocol import TRIGGER_EMITTER, TriggerEmitter
-from dlt_ops.validate.framework import Finding, ValidationContext, ValidationRule
-
-#: What ``dlt_ops_register_assertion_rules`` registers: the class (instantiated once per run
-#: with no arguments) or a ready instance.
-AssertionTypeProvider: TypeAlias = AssertionType | type[AssertionType]
-
-ASSERTION_RULE: Kind[AssertionTypeProvider] = Kind("assertion_rule", AssertionTypeProvider)
-VALIDATION_RULE: Kind[ValidationRule] = Kind("validation_rule", ValidationRule)
+from dlt_ops.validate.framework import (
+    VALIDATION_RULE,
+    Finding,
+    ValidationContext,
+    ValidationRule,
+)
 
 #: Every typed kind with a registration hook, by kind name.
 TYPED_KINDS: dict[str, Kind[Any]] = {

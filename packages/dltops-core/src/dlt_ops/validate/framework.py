@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from dlt_ops.plugins.kinds import Kind
+
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.plugins import PluginRegistry
@@ -68,6 +70,10 @@ class ValidationRule(Protocol):
 
     def check(self, ctx: ValidationContext) -> Iterable[Finding]:
         """Yield findings; an exception is reported as an error finding, never raised."""
+
+
+#: The typed key: ``registry.get(VALIDATION_RULE, name)`` is a :class:`ValidationRule`.
+VALIDATION_RULE: Kind[ValidationRule] = Kind("validation_rule", ValidationRule)
 
 
 @dataclass(frozen=True)
