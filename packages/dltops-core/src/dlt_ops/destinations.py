@@ -58,8 +58,9 @@ def adapter_problems(adapter: object) -> list[str]:
         missing.append("capabilities")
     if not isinstance(getattr(adapter, "name", None), str):
         missing.append("name")
-    if not isinstance(getattr(adapter, "dlt_setting_keys", None), tuple):
-        missing.append("dlt_setting_keys")
+    for member in ("dlt_setting_keys", "project_files"):
+        if not isinstance(getattr(adapter, member, None), tuple):
+            missing.append(member)
     return missing
 
 

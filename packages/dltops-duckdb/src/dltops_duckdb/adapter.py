@@ -128,6 +128,9 @@ class DuckDBAdapter(SqlAdapterBase):
         max_identifier_length=255,
     )
 
+    #: the database file and its write-ahead log live in the project (``init`` ignores them)
+    project_files: tuple[str, ...] = ("*.duckdb", "*.duckdb.wal")
+
     def dlt_destination(self, target: ConnectionTarget) -> Any:
         """dlt's DuckDB destination pinned to the project-relative file this adapter reads."""
         import dlt

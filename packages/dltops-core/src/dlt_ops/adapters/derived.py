@@ -79,7 +79,7 @@ class DerivedConnection:
 def _names_a_missing_file(credentials: Any) -> bool:
     """Whether dlt's resolved credentials point at a local database file that does not exist.
 
-    File engines name their database by path (``…/x.db``, ``x.duckdb``); a server's database
+    File engines name their database by path (``…/x.db``, ``x.db``); a server's database
     is a bare name, which this never takes for a file.
     """
     database = getattr(credentials, "database", None)

@@ -30,15 +30,20 @@ class DestinationAdapter(Protocol):
     that opened it (a run's heartbeat thread writes through the command's connection, with
     ``DestinationSession`` serializing the calls). Open clients so any thread may use them.
 
-    The last three members are optional: they have defaults here, which an adapter inherits by
-    subclassing this protocol (or ``SqlAdapterBase``, which does) and overrides where its
-    engine has something to say.
+    Optional members (``dlt_setting_keys``, ``project_files``, ``dlt_destination``,
+    ``measured_cost``) have defaults here, which an adapter inherits by subclassing this
+    protocol (or ``SqlAdapterBase``, which does) and overrides where its engine has something
+    to say.
     """
 
     name: str
     capabilities: Capabilities
     #: dlt settings (not credentials) the adapter needs, delivered in ``ConnectionTarget.options``.
     dlt_setting_keys: tuple[str, ...] = ()
+    #: Glob patterns of the files the engine keeps inside the project (an embedded database):
+    #: ``init`` keeps them out of git, and starts a new project on such an engine (it needs no
+    #: server and no credentials).
+    project_files: tuple[str, ...] = ()
 
     def connect(self, target: ConnectionTarget) -> SqlClient:
         """Open a native connection from the credentials dlt would use; fail within the timeout."""

@@ -9,12 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import structlog
 
 from dlt_ops.config.root import CONFIG_RELPATH
-from dlt_ops.errors import ProjectExistsError, UsageError
+from dlt_ops.errors import DltOpsError, ProjectExistsError, UsageError
 from dlt_ops.project.model import RESOURCE_DIR, SOURCE_DIR
+
+if TYPE_CHECKING:
+    from dlt_ops.plugins import PluginRegistry
 
 log = structlog.get_logger(__name__)
 
@@ -23,7 +27,40 @@ EXAMPLE_SOURCE = "demo_events"
 EXAMPLE_RESOURCE = "events"
 EXAMPLE_DATASET = "demo_data"
 EXAMPLE_ROW_COUNT = 6
-GITIGNORE_LINES = (".dlt-ops/", "*.duckdb", "*.duckdb.wal", ".dlt/secrets.toml")
+#: Always kept out of git; the starter engine's own files (``project_files``) are added.
+GITIGNORE_LINES = (".dlt-ops/", ".dlt/secrets.toml")
+#: A new project's destination when no installed adapter keeps its database in the project:
+#: dlt's local filesystem destination (it runs at core tier; set a bucket_url to use it).
+FALLBACK_DESTINATION = "filesystem"
+#: Placeholders in the templates, filled from the starter engine.
+_DESTINATION_MARK = "@starter_destination@"
+_FILES_MARK = "@starter_files@\n"
+
+
+@dataclass(frozen=True)
+class Starter:
+    """Where a new project starts: a destination and the files its engine keeps in the project."""
+
+    destination: str
+    files: tuple[str, ...] = ()
+
+
+def starter_destination(registry: PluginRegistry | None = None) -> Starter:
+    """The first installed adapter (by name) whose engine keeps its database in the project,
+    so the new project runs with neither a server nor credentials; else the fallback."""
+    from dlt_ops.destinations import instantiate_adapter
+    from dlt_ops.plugins import PluginRegistry
+
+    registry = PluginRegistry() if registry is None else registry
+    for name in registry.names("destination"):
+        try:
+            adapter = instantiate_adapter(name, registry.get("destination", name))
+        except DltOpsError as exc:  # a broken plugin is doctor's business, not init's
+            log.debug("init.adapter_skipped", destination=name, error=str(exc)[:200])
+            continue
+        if adapter.project_files:
+            return Starter(name, adapter.project_files)
+    return Starter(FALLBACK_DESTINATION)
 
 
 @dataclass(frozen=True)
@@ -109,13 +146,14 @@ def _write(root: Path, rel: str, text: str, result: InitResult) -> None:
     result.created.append(rel)
 
 
-def _gitignore(root: Path, result: InitResult) -> None:
+def _gitignore(root: Path, result: InitResult, starter: Starter) -> None:
     path = root / ".gitignore"
     if not path.exists():
-        _write(root, ".gitignore", template("gitignore.tmpl"), result)
+        files = "".join(f"{pattern}\n" for pattern in starter.files)
+        _write(root, ".gitignore", template("gitignore.tmpl").replace(_FILES_MARK, files), result)
         return
     present = set(path.read_text(encoding="utf-8").splitlines())
-    missing = [line for line in GITIGNORE_LINES if line not in present]
+    missing = [line for line in (*GITIGNORE_LINES, *starter.files) if line not in present]
     if missing:
         with path.open("a", encoding="utf-8") as fh:
             fh.write("\n# dlt-ops\n" + "\n".join(missing) + "\n")
@@ -148,7 +186,8 @@ def init_project(
             f"the file yourself to re-initialize, or run init in another directory."
         )
     result = InitResult(root=root, example=example, dlt_source=kind)
-    text = template("config.toml.tmpl")
+    starter = starter_destination()
+    text = template("config.toml.tmpl").replace(_DESTINATION_MARK, starter.destination)
     secrets = template("secrets.toml.tmpl")
     if example:
         text += template("config_example.toml.tmpl")
@@ -157,7 +196,7 @@ def init_project(
         secrets += template(f"secrets_{kind.kind}.toml.tmpl")
     _write(root, str(CONFIG_RELPATH), text, result)
     _write(root, ".dlt/secrets.toml", secrets, result)
-    _gitignore(root, result)
+    _gitignore(root, result, starter)
     for sub in (SOURCE_DIR, RESOURCE_DIR):
         (root / pipeline / sub).mkdir(parents=True, exist_ok=True)
         if not example and not (kind is not None and sub == SOURCE_DIR):
