@@ -377,3 +377,9 @@ class InterruptedRunError(DltOpsError):
     """Ctrl-C or SIGTERM stopped the work; what was in flight recorded itself as failed."""
 
     exit_code = 130
+
+
+class LedgerUnreadableError(DltOpsError):
+    """A ledger (or backfill state) could not be read: an outage, never an empty history."""
+
+    exit_code = 1

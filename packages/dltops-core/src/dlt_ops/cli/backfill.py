@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -18,8 +17,10 @@ backfill_app = typer.Typer(no_args_is_help=True, help="Inspect backfills and the
 
 def _rows(
     state: AppState, source: str | None, dataset: str | None
-) -> Iterator[tuple[str, list[ChunkRow]]]:
-    """``(source, rows)`` per source, each (engine, dataset) read once; core tier skipped."""
+) -> tuple[list[tuple[str, list[ChunkRow]]], list[str]]:
+    """``(source, rows)`` per source (each engine+dataset read once; core tier skipped), and
+    one message per source whose backfill state could not be read."""
+    from dlt_ops.adapters import check_identifier
     from dlt_ops.backfill.service import open_state
     from dlt_ops.destinations import resolve_destination
     from dlt_ops.errors import ConfigError, DltOpsError
@@ -29,18 +30,23 @@ def _rows(
     names = [source] if source else list(discover(config.root).sources)
     if source:
         discover(config.root).source(source)  # unknown source: usage error
-    cache: dict[tuple[str, str], list[ChunkRow] | str] = {}
-    for name in names:
+    cache: dict[tuple[str, str], list[ChunkRow] | str | None] = {}
+    found_rows: list[tuple[str, list[ChunkRow]]] = []
+    problems: list[str] = []
+    for name in sorted(names):
         try:
             where = resolve_destination(config, name, dataset)
-        except ConfigError:
+        except ConfigError as exc:
+            if source:  # asked for by name: say why there is nothing to show
+                problems.append(f"{name}: backfill state unreadable: {exc}")
             continue
         key = (where.engine, where.dataset)
         if key not in cache:
             if not registry.has("destination", where.engine):
-                cache[key] = "core tier"
+                cache[key] = None  # core tier: no backfill state exists there
                 continue
-            try:
+            try:  # an invalid name is unreadable, never "no backfills recorded"
+                check_identifier(where.dataset, max_length=1024, subject="dataset")
                 session, reader = open_state(registry, config, where, "reader", read_only=True)
                 with session:
                     cache[key] = reader.all_rows() if reader.exists() else []
@@ -48,22 +54,32 @@ def _rows(
                 cache[key] = str(exc)
         found = cache[key]
         if isinstance(found, str):
-            typer.echo(f"! {name}: backfill state unreadable ({found})", err=True)
-            continue
-        yield name, [r for r in found if r.source_section == name]
+            problems.append(f"{name}: backfill state unreadable: {found}")
+        elif found is not None:
+            found_rows.append((name, [r for r in found if r.source_section == name]))
+    return found_rows, problems
 
 
-def _summed_receipt(state: AppState, source: str, rows: list[ChunkRow]) -> tuple[str, list[Any]]:
-    """The receipt rows of every chunk run (all attempts), summed per resource."""
+def _summed_receipt(
+    state: AppState, source: str, dataset: str | None, rows: list[ChunkRow]
+) -> tuple[str, list[Any]]:
+    """The receipt rows of this backfill's chunk attempts (all of them), summed per resource,
+    read from the dataset the backfill ran in."""
+    from dlt_ops.destinations import resolve_destination
     from dlt_ops.errors import DltOpsError
+    from dlt_ops.ledger.model import summarize_error
+    from dlt_ops.ledger.readers import backfill_receipts
     from dlt_ops.receipts.render import receipt_table, summed
-    from dlt_ops.receipts.service import receipts_for_runs
 
+    config = state.project()
     run_ids = sorted({r.run_id for r in rows})
     try:
-        found = receipts_for_runs(state.registry(), state.project(), source, run_ids)
+        where = resolve_destination(config, source, dataset)
+        found = backfill_receipts(
+            state.registry(), config, where, source, rows[0].backfill_id, run_ids
+        )
     except DltOpsError as exc:  # the chunk table read fine; receipts are observability
-        return f"  ! receipts unreadable: {exc}", []
+        return f"  ! receipts unreadable: {summarize_error(exc)}", []
     total = summed(found)
     return receipt_table(total), [r.as_json() for r in total]
 
@@ -100,18 +116,25 @@ def list_backfills(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
     root: RootOption = None,
 ) -> None:
-    """Backfill plans per source: window, chunk size, status counts, coverage."""
+    """Backfill plans per source: window, chunk size, status counts, coverage (exit 1 when a
+    source's backfill state is unreadable)."""
+    found, problems = _rows(ctx.obj.with_root(root), source, dataset)
+    for problem in problems:
+        typer.echo(f"! {problem}", err=True)
     docs = [
-        _plan_doc(name, bid, rows)
-        for name, found in _rows(ctx.obj.with_root(root), source, dataset)
-        for bid, rows in _group(found).items()
+        _plan_doc(name, bid, rows) for name, rows in found for bid, rows in _group(rows).items()
     ]
     if as_json:
         typer.echo(json.dumps(docs, indent=2))
-        return
-    if not docs:
+    elif not docs and not problems:
         typer.echo("no backfills recorded")
-        return
+    elif docs:
+        _print_plans(docs)
+    if problems:  # an outage is never an empty history
+        raise typer.Exit(1)
+
+
+def _print_plans(docs: list[dict[str, Any]]) -> None:
     typer.echo(
         f"{'backfill_id':<17} {'source':<16} {'from':<26} {'to':<26} {'chunk':<6} "
         f"{'done':>9} {'failed':>6} {'held':>5} {'cover':>6}"
@@ -139,20 +162,20 @@ def show_backfill(
 ) -> None:
     """One backfill's chunks: status, attempts, holder, lease, records, last error; coverage."""
     from dlt_ops.backfill.state import utcnow
-    from dlt_ops.errors import UsageError
+    from dlt_ops.errors import LedgerUnreadableError, UsageError
 
-    match = [
-        (name, [r for r in found if r.backfill_id == backfill_id])
-        for name, found in _rows(ctx.obj.with_root(root), source, dataset)
-    ]
+    found, problems = _rows(ctx.obj.with_root(root), source, dataset)
+    match = [(name, [r for r in rows if r.backfill_id == backfill_id]) for name, rows in found]
     match = [(name, rows) for name, rows in match if rows]
+    if not match and problems:  # it may live where we could not look
+        raise LedgerUnreadableError(f"backfill '{backfill_id}' not found; " + "; ".join(problems))
     if not match:
         raise UsageError(
             f"no backfill '{backfill_id}' found; `dlt-ops backfill list` shows recorded ones."
         )
     name, rows = match[0]
     doc = _plan_doc(name, backfill_id, rows)
-    receipt = _summed_receipt(ctx.obj, name, rows)
+    receipt = _summed_receipt(ctx.obj, name, dataset, rows)
     if as_json:
         chunks = [r.as_json() for r in rows]
         typer.echo(json.dumps({**doc, "chunks": chunks, "receipt": receipt[1]}, indent=2))

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 from datetime import UTC
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from dlt_ops.cli.state import AppState, RootOption
+
+DatasetOption = Annotated[
+    str | None,
+    typer.Option("--dataset", "-d", help="Read the ledger in this dataset, overriding the config."),
+]
 
 runs_app = typer.Typer(no_args_is_help=True, help="Work with the runs ledger across sources.")
 
@@ -22,6 +27,7 @@ def prune(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Count what would be deleted; delete nothing.")
     ] = False,
+    dataset: DatasetOption = None,
     root: RootOption = None,
 ) -> None:
     """Trim ledger rows older than a retention period, in every ledger the project uses."""
@@ -34,15 +40,19 @@ def prune(
     config = state.project()
     age, label = parse_duration(older_than, "--older-than")
     sources = list(discover(config.root).sources)
-    results = prune_ledgers(state.registry(), config, sources, utcnow() - age, dry_run=dry_run)
+    results = prune_ledgers(
+        state.registry(), config, sources, utcnow() - age, dry_run=dry_run, dataset=dataset
+    )
     verb = "would delete" if dry_run else "deleted"
     for result in results:
         if result.error:
-            typer.echo(f"{result.ledger}: ! unreadable: {result.error}")
+            typer.echo(f"{result.ledger}: ! unreadable: {result.error}", err=True)
         else:
             typer.echo(f"{result.ledger}: {verb} {result.rows} run(s) older than {label}")
     if not results:
         typer.echo("No ledgers found.")
+    if any(r.error for r in results):
+        raise typer.Exit(1)  # a ledger that could not be reached was not pruned
 
 
 def _sources(state: AppState, source: list[str] | None) -> list[str]:
@@ -65,6 +75,7 @@ def show(
         typer.Option("--source", "-s", help="Look only in this source's ledger (repeatable)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
+    dataset: DatasetOption = None,
     root: RootOption = None,
 ) -> None:
     """Show one run: its ledger row and its receipt (every record and every dollar)."""
@@ -72,7 +83,9 @@ def show(
     from dlt_ops.receipts.service import find_run
 
     state: AppState = ctx.obj.with_root(root)
-    report = find_run(state.registry(), state.project(), _sources(state, source), run)
+    report = find_run(
+        state.registry(), state.project(), _sources(state, source), run, dataset=dataset
+    )
     run_row, receipts = report.latest, report.latest_receipts()
     if as_json:
         doc = {
@@ -103,13 +116,31 @@ def list_runs(
     ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many runs.")] = 20,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False,
+    dataset: DatasetOption = None,
     root: RootOption = None,
 ) -> None:
-    """Recent runs across sources, newest first."""
-    from dlt_ops.receipts.service import newest_runs
+    """Recent runs across sources, newest first (exit 1 when a ledger is unreadable)."""
+    from dlt_ops.ledger.sinks import LedgerQuery
+    from dlt_ops.ledger.status import collect_status, unreadable, unreadable_error
 
     state: AppState = ctx.obj.with_root(root)
-    runs = newest_runs(state.registry(), state.project(), _sources(state, source), limit)
+    statuses = collect_status(
+        state.registry(), state.project(), _sources(state, source), LedgerQuery("", limit=limit),
+        dataset=dataset,
+    )  # fmt: skip
+    broken = unreadable(statuses)
+    if broken and len(broken) == len(statuses):
+        raise unreadable_error(broken)  # nothing readable: an outage, not an empty history
+    runs = sorted((r for s in statuses for r in s.runs), key=lambda r: r.started_at,
+                  reverse=True)[:limit]  # fmt: skip
+    for s in broken:  # the readable ledgers are listed; the others are named, and exit 1
+        typer.echo(f"! ledger of '{s.source}' unreadable: {s.error}", err=True)
+    _print_runs(runs, as_json)
+    if broken:
+        raise typer.Exit(1)
+
+
+def _print_runs(runs: list[Any], as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps([r.as_json() for r in runs], indent=2))
         return

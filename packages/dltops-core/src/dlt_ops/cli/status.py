@@ -34,6 +34,7 @@ class FailOn(StrEnum):
 
     failed = "failed"
     stale = "stale"
+    unreadable = "unreadable"
 
 
 def _ts(value: datetime | None) -> str:
@@ -41,6 +42,8 @@ def _ts(value: datetime | None) -> str:
 
 
 def _age(delta_s: float) -> str:
+    if delta_s < 60:  # "0m" read as "just now" for a row that has been silent for 50 s
+        return f"{max(int(delta_s), 0)}s"
     minutes = int(delta_s // 60)
     if minutes < 60:
         return f"{minutes}m"
@@ -146,15 +149,19 @@ def status(
         typer.Option(
             "--fail-on",
             help="Exit 1 when the newest run of a selected source failed, or is stale "
-            "(older than staleness_days, or abandoned).",
+            "(older than staleness_days, or abandoned), or its ledger is unreadable.",
         ),
+    ] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option("--dataset", "-d", help="Read the ledgers in this dataset, not the config's."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
 ) -> None:
     """Show each source's newest runs from the runs ledger (read-only, never imports sources)."""
     from dlt_ops.errors import UnknownSourceError
     from dlt_ops.ledger.sinks import LedgerQuery
-    from dlt_ops.ledger.status import collect_status, newest_failed, stale
+    from dlt_ops.ledger.status import collect_status, newest_failed, stale, unreadable
     from dlt_ops.ledger.writer import utcnow
     from dlt_ops.project.discovery import discover
     from dlt_ops.runner.window import parse_bound
@@ -175,16 +182,20 @@ def status(
         since=parse_bound(since, "--since") if since else None,
         limit=limit,
     )
-    statuses = collect_status(state.registry(), config, selected, query)
+    statuses = collect_status(state.registry(), config, selected, query, dataset=dataset)
     now = utcnow()
     render = render_json if as_json else render_text
     typer.echo(render(statuses, now, config.heartbeat_seconds))
     if not as_json:
         for note in _derived_notes(state.registry(), config, selected):
             typer.echo(note)
-    if fail_on == FailOn.failed and newest_failed(statuses):
-        raise typer.Exit(1)
-    if fail_on == FailOn.stale and stale(
-        statuses, now, config.staleness_days, config.heartbeat_seconds
-    ):
+    if fail_on is None:
+        return
+    tripped = {
+        FailOn.failed: lambda: newest_failed(statuses),
+        FailOn.stale: lambda: stale(statuses, now, config.staleness_days, config.heartbeat_seconds),
+        FailOn.unreadable: lambda: [s.source for s in unreadable(statuses)],
+    }[fail_on]()
+    if tripped:  # say which source(s) tripped the alert, on stderr (stdout stays the report)
+        typer.echo(f"--fail-on {fail_on.value}: tripped by {', '.join(tripped)}", err=True)
         raise typer.Exit(1)

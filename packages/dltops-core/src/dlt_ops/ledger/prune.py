@@ -29,16 +29,19 @@ def prune_ledgers(
     older_than: datetime,
     *,
     dry_run: bool,
+    dataset: str | None = None,
 ) -> list[PruneResult]:
-    """Prune each distinct ledger (destination table or sink file) reachable from ``sources``."""
+    """Prune each distinct ledger (destination table or sink file) reachable from ``sources``
+    (in ``dataset`` when given); a ledger that cannot be reached is a result with its error."""
     done: set[str] = set()
     results: list[PruneResult] = []
     with SessionPool(registry, config, read_only=dry_run) as pool:
         for source in sorted(sources):
             try:
-                where = resolve_destination(config, source)
-            except DltOpsError:
-                continue  # nothing is recorded for a source that cannot resolve
+                where = resolve_destination(config, source, dataset)
+            except DltOpsError as exc:
+                results.append(PruneResult(f"source '{source}'", error=str(exc)))
+                continue
             for name, sink in source_ledger(registry, config, where, pool).with_method("prune"):
                 if name == "destination":
                     label = f"{name}: {where.engine}/{where.dataset}"

@@ -18,7 +18,7 @@ from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import (
     resolve_destination,
 )
-from dlt_ops.errors import DltOpsError
+from dlt_ops.errors import DltOpsError, LedgerUnreadableError
 from dlt_ops.ledger.model import RunRecord, RunStatus, summarize_error
 from dlt_ops.ledger.readers import SessionPool, source_ledger
 from dlt_ops.ledger.sinks import LedgerQuery
@@ -58,10 +58,13 @@ def collect_status(
     config: ProjectConfig,
     sources: Iterable[str],
     query: LedgerQuery,
+    *,
+    dataset: str | None = None,
 ) -> list[SourceStatus]:
-    """Read each source's ledger; never raises over a broken ledger."""
+    """Read each source's ledger (in ``dataset`` when given, overriding the config); never
+    raises over a broken ledger."""
     with SessionPool(registry, config) as pool:
-        return [_one(registry, config, pool, source, query) for source in sorted(sources)]
+        return [_one(registry, config, pool, source, query, dataset) for source in sorted(sources)]
 
 
 def _one(
@@ -70,9 +73,10 @@ def _one(
     pool: SessionPool,
     source: str,
     query: LedgerQuery,
+    dataset: str | None = None,
 ) -> SourceStatus:
     try:
-        where = resolve_destination(config, source)
+        where = resolve_destination(config, source, dataset)
     except DltOpsError as exc:
         return SourceStatus(source, "unreadable", str(exc))
     ledger = source_ledger(registry, config, where, pool)
@@ -92,6 +96,19 @@ def _one(
     if runs is None:
         return SourceStatus(source, "missing")
     return SourceStatus(source, "ok", runs=runs)
+
+
+def unreadable(statuses: Iterable[SourceStatus]) -> list[SourceStatus]:
+    """Sources whose ledger could not be read (an outage is never an empty history)."""
+    return [s for s in statuses if s.ledger == "unreadable"]
+
+
+def unreadable_error(statuses: Iterable[SourceStatus]) -> LedgerUnreadableError:
+    """One error naming every unreadable source and its reason."""
+    found = unreadable(statuses)
+    return LedgerUnreadableError(
+        "; ".join(f"ledger of '{s.source}' unreadable: {s.error}" for s in found)
+    )
 
 
 def newest_failed(statuses: Iterable[SourceStatus]) -> list[str]:
@@ -117,5 +134,7 @@ __all__ = [
     "is_abandoned",
     "newest_failed",
     "stale",
+    "unreadable",
+    "unreadable_error",
     "utcnow",
 ]

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from dlt_ops.adapters import DestinationSession
 from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import resolve_destination
-from dlt_ops.errors import DltOpsError, UsageError
+from dlt_ops.errors import DltOpsError, LedgerUnreadableError, UsageError
 from dlt_ops.ledger.jsonl_sink import jsonl_path
-from dlt_ops.ledger.model import RunRecord
+from dlt_ops.ledger.model import RunRecord, summarize_error
 from dlt_ops.ledger.readers import SessionPool, source_ledger
 from dlt_ops.ledger.sinks import LedgerQuery
-from dlt_ops.ledger.status import collect_status
+from dlt_ops.ledger.status import collect_status, unreadable, unreadable_error
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.receipts.model import ReceiptRow
 from dlt_ops.receipts.store import ReceiptStore, receipt_stores
@@ -38,44 +38,70 @@ class RunReport:
 
 
 def newest_runs(
-    registry: PluginRegistry, config: ProjectConfig, sources: list[str], limit: int
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    sources: list[str],
+    limit: int,
+    *,
+    dataset: str | None = None,
 ) -> list[RunRecord]:
-    """The ``limit`` newest runs across ``sources``, newest first."""
-    statuses = collect_status(registry, config, sources, LedgerQuery("", limit=limit))
+    """The ``limit`` newest runs across ``sources``, newest first; raises
+    ``LedgerUnreadableError`` when a ledger could not be read (an outage is not "no runs")."""
+    statuses = collect_status(registry, config, sources, LedgerQuery("", limit=limit),
+                              dataset=dataset)  # fmt: skip
+    if unreadable(statuses):
+        raise unreadable_error(statuses)
     runs = [run for s in statuses for run in s.runs]
     return sorted(runs, key=lambda r: r.started_at, reverse=True)[:limit]
 
 
 def find_run(
-    registry: PluginRegistry, config: ProjectConfig, sources: list[str], ref: str
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    sources: list[str],
+    ref: str,
+    *,
+    dataset: str | None = None,
 ) -> RunReport:
     """``ref`` is a run id, a unique run-id prefix of at least 8 characters, or ``last``."""
     if ref != "last" and len(ref) < 8:
         raise UsageError(f"run id '{ref}' is too short: give at least 8 characters, or 'last'.")
     if ref == "last":
-        latest = newest_runs(registry, config, sources, 1)
+        latest = newest_runs(registry, config, sources, 1, dataset=dataset)
         if not latest:
             raise UsageError("no runs recorded for the selected source(s) yet.")
         ref, sources = latest[0].run_id, [latest[0].source_section]
+    failures: list[str] = []
     with SessionPool(registry, config) as pool:
         for source in sorted(sources):
-            report = _find_in(registry, config, pool, source, ref)
+            report = _find_in(registry, config, pool, source, ref, dataset, failures)
             if report is not None:
                 return report
+    if failures:  # the run may be in a ledger we could not read: say so, not "no run"
+        raise LedgerUnreadableError(f"run '{ref}' not found; " + "; ".join(failures))
     raise UsageError(f"no run '{ref}' in the ledgers of: {', '.join(sorted(sources))}.")
 
 
 def _find_in(
-    registry: PluginRegistry, config: ProjectConfig, pool: SessionPool, source: str, ref: str
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    pool: SessionPool,
+    source: str,
+    ref: str,
+    dataset: str | None = None,
+    failures: list[str] | None = None,
 ) -> RunReport | None:
+    failures = [] if failures is None else failures
     try:
-        where = resolve_destination(config, source)
-    except DltOpsError:
+        where = resolve_destination(config, source, dataset)
+    except DltOpsError as exc:
+        failures.append(f"ledger of '{source}' unreadable: {exc}")
         return None
     for _, sink in source_ledger(registry, config, where, pool).with_method("read_run"):
         try:
             attempts = [r for r in sink.read_run(ref) if r.source_section == source]  # type: ignore[attr-defined]
-        except DltOpsError:  # an unreachable ledger cannot show the run; try the next one
+        except Exception as exc:  # an unreachable ledger cannot show the run; try the next one
+            failures.append(f"ledger of '{source}' unreadable: {summarize_error(exc)}")
             continue
         if attempts:
             ids = {r.run_id for r in attempts}
