@@ -99,7 +99,13 @@ def window_problem(
             "its incremental sets allow_external_schedulers=False, so dlt would ignore the "
             "window and load the whole range in every chunk"
         )
-    probe = incremental.copy()
+    try:
+        from dlt.extract.incremental.context import TimeIntervalContext
+
+        probe = incremental.copy()
+        join = probe._join_external_scheduler
+    except (ImportError, AttributeError):  # a dlt without these: let dlt decide at run time
+        return None
     orig = getattr(incremental, "__orig_class__", None) or found.annotation
     if orig is not None:
         try:
@@ -108,11 +114,7 @@ def window_problem(
             pass
     probe.resource_name = name
     try:
-        from dlt.extract.incremental.context import TimeIntervalContext
-
-        probe._join_external_scheduler(
-            TimeIntervalContext(interval=window, allow_external_schedulers=True)
-        )
+        join(TimeIntervalContext(interval=window, allow_external_schedulers=True))
     except Exception as exc:  # dlt's JoinSchedulerError and coercion failures
         return _explain(exc, incremental)
     return None
