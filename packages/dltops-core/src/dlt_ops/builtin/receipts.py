@@ -105,6 +105,14 @@ def _measured_cost(run: RunContext, outcome: RunOutcome) -> float | None:
         return None
 
 
+def _normalized(tables: dict[str, str], pipeline: Pipeline | None) -> dict[str, str]:
+    """Table names as dlt stores them (``EventLog`` → ``event_log``): dlt's row counts use those."""
+    if pipeline is None or pipeline.default_schema_name is None:
+        return tables  # stopped before dlt had a schema: nothing loaded to look up
+    naming = pipeline.default_schema.naming
+    return {name: naming.normalize_table_identifier(table) for name, table in tables.items()}
+
+
 def receipt_rows(run: RunContext, outcome: RunOutcome) -> list[ReceiptRow]:
     """The run's receipt rows; none when it stopped before counting (setup, preflight)."""
     from dlt_ops.receipts.build import build_receipts
@@ -124,7 +132,7 @@ def receipt_rows(run: RunContext, outcome: RunOutcome) -> list[ReceiptRow]:
         phase=outcome.phase,
         rates=counter.rates,
         failure=outcome.record.error_summary,
-        tables=run.state.tables,
+        tables=_normalized(run.state.tables, pipeline),
         measured_cost=_measured_cost(run, outcome),
     )
 

@@ -7,8 +7,8 @@ Two transform steps per selected resource, placed by dlt's ``placement_affinity`
 * ``passed`` right after the incremental — what dlt's validation, cursor filtering and
   de-duplication let through. ``records_in - passed`` is the receipt's ``filtered``.
 
-Items are counted one by one (a yielded page of 50 rows counts 50); pages are counted too,
-for ``per_page`` cost rates.
+Items are counted as rows (a yielded page of 50 rows counts 50, an Arrow table or a pandas
+frame of 50 rows counts 50); pages (yielded items) are counted too, for ``per_page`` cost rates.
 """
 
 from __future__ import annotations
@@ -38,7 +38,25 @@ class Tallies:
 
 
 def _size(item: Any) -> int:
-    return len(item) if isinstance(item, list) else 1
+    """Rows in one yielded item: a list counts its elements (each may itself be a table), an
+    Arrow ``Table``/``RecordBatch`` its ``num_rows``, a pandas ``DataFrame`` its length, any
+    other item (a dict, a model) 1. Duck-typed: pyarrow and pandas are never imported here."""
+    if isinstance(item, list):
+        return sum(_size(x) for x in item) if item and _is_table(item[0]) else len(item)
+    rows = getattr(item, "num_rows", None)  # pyarrow.Table / pyarrow.RecordBatch
+    if isinstance(rows, int) and not isinstance(rows, bool):
+        return rows
+    if _is_frame(item):
+        return int(item.shape[0])
+    return 1
+
+
+def _is_frame(item: Any) -> bool:
+    return type(item).__name__ == "DataFrame" and type(item).__module__.startswith("pandas")
+
+
+def _is_table(item: Any) -> bool:
+    return isinstance(getattr(item, "num_rows", None), int) or _is_frame(item)
 
 
 def attach_counters(source: Any, tallies: Tallies) -> Any:
