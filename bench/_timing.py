@@ -29,6 +29,9 @@ REPO = Path(__file__).resolve().parents[1]
 OURS_VENV = REPO / ".venv"
 REFERENCE_VENV = Path(os.environ.get("DLTOPS_REFERENCE_VENV", "/tmp/dltops-ref"))
 REFERENCE_SPEC = "dlt-ops[duckdb,postgres]==0.1.0"
+#: ``DLTOPS_BENCH_SMOKE=1``: the smoke test (tests/test_bench_smoke.py) only checks that the
+#: scripts run; no bytecode compilation and no warm-up runs, and the figures mean nothing.
+SMOKE = os.environ.get("DLTOPS_BENCH_SMOKE") == "1"
 
 
 # ----------------------------------------------------------------------------- environments
@@ -70,10 +73,9 @@ def compile_bytecode(install: Install, *extra_dirs: Path) -> None:
 
     Stale or missing ``.pyc`` files are what ``PYTHONDONTWRITEBYTECODE=1`` on this machine
     leaves behind; users have compiled bytecode, so the benchmark must too. Up-to-date files
-    are skipped, so this is cheap after the first time. ``DLTOPS_BENCH_COMPILE=0`` skips it
-    (the smoke test: tiny inputs, timings that mean nothing).
+    are skipped, so this is cheap after the first time. Skipped under :data:`SMOKE`.
     """
-    if os.environ.get("DLTOPS_BENCH_COMPILE") == "0":
+    if SMOKE:
         return
     dirs = [_site_packages(install), *extra_dirs]
     if install.venv == OURS_VENV:
@@ -190,6 +192,8 @@ class FreshCopy(Case):
 
 def time_interleaved(cases: Sequence[Case], runs: int, *, warmup: int = 1) -> None:
     """Warm each case up, then time them round-robin ``runs`` times (fills ``case.samples``)."""
+    if SMOKE:
+        warmup = 0
     for case in cases:
         for _ in range(warmup):
             case.once()

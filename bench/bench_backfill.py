@@ -29,6 +29,7 @@ from pathlib import Path
 
 from _timing import (
     OURS,
+    SMOKE,
     Case,
     FreshCopy,
     Install,
@@ -197,7 +198,7 @@ def overhead_cases(install: Install, work: Path, days: int) -> Overhead:
 
 def time_overheads(overheads: list[Overhead], runs: int) -> None:
     """All installs' cases interleaved; the one-chunk cases warm up (files, bytecode)."""
-    for o in overheads:
+    for o in overheads if not SMOKE else ():
         o.one.once()
         o.plain_one.once()
     time_interleaved([c for o in overheads for c in o.cases], runs, warmup=0)

@@ -1,4 +1,4 @@
-"""Benchmark: `dlt-ops pipeline validate` on the example project (SPEC §12: <= 0.5 × reference).
+"""Benchmark: `dlt-ops pipeline validate` on the example project (target: <= 0.15 × reference).
 
 Each side gets its own ``init demo --example`` project in a temp dir and runs with compiled
 bytecode, dlt telemetry off and dlt's data dir under the temp dir. Timings are interleaved

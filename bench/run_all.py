@@ -203,7 +203,7 @@ def measure_run(run: Run) -> list[Result]:
 
 
 def measure_backfill(run: Run) -> list[Result]:
-    days = 3 if run.smoke else 30
+    days = 2 if run.smoke else 30
     overheads = [
         bench_backfill.overhead_cases(install, run.work / f"backfill{i}", days)
         for i, install in enumerate(run.installs)

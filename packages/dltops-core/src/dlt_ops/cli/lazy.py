@@ -4,8 +4,8 @@
 the CLI. A group lists its subcommands as :class:`Entry` rows (name, ``module:attribute``, the
 one-paragraph summary its parent's help shows) and turns an entry into a click command the way
 ``Typer.add_typer`` / ``Typer.command`` would, the first time it is looked up. A group's help
-lists the summaries without importing anything; ``tests/test_cli_lazy.py`` checks they match
-the commands' own help.
+lists the summaries without importing anything; the core tests' ``test_cli_lazy.py`` checks
+that they match the commands' own help.
 """
 
 from __future__ import annotations
