@@ -25,6 +25,7 @@ from dlt_ops.ledger import summarize_error
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.runner.model import PreparedRun, RunOutcome
 
 log = structlog.get_logger(__name__)
 
@@ -85,9 +86,14 @@ class ChunkWorker:
         options: BackfillOptions,
         emit: Emit,
         should_stop: Callable[[], bool] = lambda: False,
+        *,
+        prepared: PreparedRun | None = None,
     ) -> None:
         self.registry, self.config, self.plan, self.state = registry, config, plan, state
         self.options, self.emit, self.should_stop = options, emit, should_stop
+        #: Resolved once for the whole backfill (see ``service.check_source``); every chunk
+        #: run reuses it instead of resolving the source again.
+        self.prepared = prepared
         self.lock = LoadLock(state, LOAD_LOCK, options.lease)
         self.failed = False
 
@@ -156,7 +162,7 @@ class ChunkWorker:
                     ignore_errors=True,
                 )
                 return True
-            error = outcome.record.error_summary or summarize_error(outcome.error)  # type: ignore[arg-type]
+            error = outcome.record.error_summary or "failed"
             self.state.mark_failed(bid, cid, error)
             last = attempt == self.options.max_attempts
             self._emit("failed" if last else "retrying", chunk, attempt=attempt, error=error)
@@ -172,7 +178,7 @@ class ChunkWorker:
             run_id=chunk.run_id, backfill_id=self.plan.backfill_id, reason=reason,
         )  # fmt: skip
 
-    def _execute(self, chunk: Chunk) -> Any:
+    def _execute(self, chunk: Chunk) -> RunOutcome:
         """One chunk run through the runner; Ctrl-C demotes the chunk to ``failed`` first."""
         from dlt_ops.runner.run import RunRequest, execute_run
 
@@ -188,7 +194,7 @@ class ChunkWorker:
             load_guard=self.lock.hold,
         )
         try:
-            return execute_run(self.registry, self.config, request)
+            return execute_run(self.registry, self.config, request, prepared=self.prepared)
         except BaseException as exc:
             reason = summarize_error(exc) if isinstance(exc, Exception) else "interrupted"
             log.warning("backfill.chunk_aborted", chunk_id=chunk.chunk_id, reason=reason)

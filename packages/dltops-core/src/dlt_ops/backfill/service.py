@@ -1,10 +1,11 @@
 """Backfill as a service: entry checks, seeding, workers, and the final tally.
 
-Entry checks run in order before any state is written: the window and chunk (usage, exit 2),
-the source exists, destination and dataset resolve, the source imports and instantiates, and
-the runtime preflight passes with ``backfill`` engaged (an adapter is required: core tier is
-refused with ``DestinationCapabilityError``; every selected resource needs an incremental
-cursor: ``MissingIncrementalCursorError``).
+Entry checks run once per command, in order, before any state is written: the window and chunk
+(usage, exit 2), the run is prepared (source, resources, destination, dataset, sinks, gates:
+``runner.prepare``), the source imports and instantiates, the runtime preflight passes with
+``backfill`` engaged (an adapter is required: core tier is refused with
+``DestinationCapabilityError``; every selected resource needs an incremental cursor:
+``MissingIncrementalCursorError``). Every chunk then reuses the prepared run.
 """
 
 from __future__ import annotations
@@ -21,14 +22,14 @@ import structlog
 
 from dlt_ops.backfill.executor import BackfillOptions, ChunkEvent, ChunkWorker, Emit
 from dlt_ops.backfill.plan import BackfillPlan
-from dlt_ops.backfill.state import BackfillState, ChunkRow, ChunkStatus, utcnow
-from dlt_ops.destinations import ResolvedDestination, open_session, resolve_destination
+from dlt_ops.backfill.session import open_state
+from dlt_ops.backfill.state import ChunkRow, ChunkStatus, utcnow
 from dlt_ops.errors import PreflightError
 
 if TYPE_CHECKING:
-    from dlt_ops.adapters import DestinationSession
     from dlt_ops.config import ProjectConfig
     from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.runner.model import PreparedRun
 
 log = structlog.get_logger(__name__)
 
@@ -38,46 +39,39 @@ def new_token() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-def _select_resources(source: Any, wanted: tuple[str, ...], name: str) -> Any:
-    """``source`` narrowed to ``wanted`` (an unknown name is a usage error, exit 2)."""
-    from dlt_ops.errors import UnknownResourceError
-
-    if not wanted:
-        return source
-    known = list(source.resources.keys())
-    unknown = [r for r in wanted if r not in known]
-    if unknown:
-        raise UnknownResourceError(name, unknown, known)
-    return source.with_resources(*wanted)
-
-
 def check_source(
     registry: PluginRegistry, config: ProjectConfig, plan: BackfillPlan, dataset: str | None
-) -> ResolvedDestination:
-    """Entry checks (see module doc); returns where the state lives. Writes nothing."""
-    from dlt_ops.project.discovery import discover
-    from dlt_ops.project.introspect import load_source
+) -> PreparedRun:
+    """Entry checks (see module doc), once for the whole backfill; returns the prepared run
+    every chunk reuses (the source imported once, gates and their config resolved once).
+    Writes nothing."""
+    from dlt_ops.errors import UsageError
     from dlt_ops.runner.pipeline import project_environment
+    from dlt_ops.runner.prepare import prepare_run
     from dlt_ops.validate.preflight import run_preflight
 
-    project = discover(config.root)
-    project.source(plan.source)
-    where = resolve_destination(config, plan.source, dataset)
+    prepared = prepare_run(
+        registry, config, plan.source, resources=plan.resources, dataset=dataset,
+        trigger_source="backfill",
+    )  # fmt: skip
     with project_environment(config.root):
-        loaded = load_source(project, config, plan.source)
+        loaded = prepared.loaded()
         try:
-            source = loaded.source_fn()  # type: ignore[misc]
+            source = prepared.instantiate()
+        except UsageError:  # an unknown resource: exit 2, as for a run
+            raise
         except Exception as exc:
             raise PreflightError(
                 f"source '{plan.source}' could not be instantiated for the backfill: "
                 f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}. Fix its config or "
                 f"secrets; `dlt-ops pipeline validate` shows details."
             ) from exc
-        selection = _select_resources(source, plan.resources, plan.source)
         run_preflight(
-            config, registry, loaded.info, selection, window=True, engaged_features=("backfill",)
+            config, registry, loaded.info, source, window=True, engaged_features=("backfill",)
         )
-    return where
+        for factory in prepared.gate_factories:  # e.g. assertion columns against the models
+            factory.check(source)
+    return prepared
 
 
 @dataclass
@@ -131,26 +125,6 @@ def summarize(
     return summary
 
 
-def open_state(
-    registry: PluginRegistry,
-    config: ProjectConfig,
-    where: ResolvedDestination,
-    token: str,
-    *,
-    read_only: bool = False,
-) -> tuple[DestinationSession, BackfillState]:
-    """A session on the source's destination and the state handle for ``token``."""
-    from dlt_ops.adapters import DestinationSession
-    from dlt_ops.destinations import connection_target, load_adapter
-
-    if read_only:  # readers never create the database file or the dataset
-        target = connection_target(config, where, read_only=True)
-        session = DestinationSession.open(load_adapter(registry, where.engine), target)
-    else:
-        session = open_session(registry, config, where)
-    return session, BackfillState(session, token)
-
-
 def execute_backfill(
     registry: PluginRegistry,
     config: ProjectConfig,
@@ -161,7 +135,8 @@ def execute_backfill(
     on_start: Callable[[BackfillPlan, dict[str, ChunkRow]], None] | None = None,
 ) -> BackfillSummary:
     """Check, seed and execute ``plan``; return the tally (the caller decides the exit code)."""
-    where = check_source(registry, config, plan, options.dataset)
+    prepared = check_source(registry, config, plan, options.dataset)
+    where = prepared.where
     token = new_token()
     bound = structlog.contextvars.bound_contextvars(
         backfill_id=plan.backfill_id, source=plan.source, destination=where.engine
@@ -191,7 +166,7 @@ def execute_backfill(
                     engine=where.engine,
                     reason="one writing process per database file: chunks run one at a time",
                 )
-            ChunkWorker(registry, config, plan, state, options, record).run()
+            ChunkWorker(registry, config, plan, state, options, record, prepared=prepared).run()
         summary = summarize(plan, state.rows(plan.backfill_id), completed_here)
     log.info("backfill.done", **{k: v for k, v in vars(summary).items() if k != "rows"})
     return summary
@@ -210,7 +185,7 @@ def dry_run(
     registry: PluginRegistry, config: ProjectConfig, plan: BackfillPlan, dataset: str | None
 ) -> list[PlannedChunk]:
     """The chunk plan and what a real invocation would do with each chunk; writes nothing."""
-    where = check_source(registry, config, plan, dataset)
+    where = check_source(registry, config, plan, dataset).where
     session, state = open_state(registry, config, where, "dry-run", read_only=True)
     with session:
         rows = state.rows(plan.backfill_id) if state.exists() else {}
@@ -250,6 +225,7 @@ __all__ = [
     "check_source",
     "dry_run",
     "execute_backfill",
+    "open_state",
     "status_counts",
     "summarize",
 ]

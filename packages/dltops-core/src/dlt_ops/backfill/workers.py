@@ -138,10 +138,11 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def worker_main(spec: dict[str, Any]) -> int:
     """One worker subprocess: claim and run chunks, print events as JSON lines."""
-    from dlt_ops.backfill.service import open_state
+    from dlt_ops.backfill.session import open_state
     from dlt_ops.config import load_project_config
-    from dlt_ops.destinations import project_registry, resolve_destination
+    from dlt_ops.destinations import project_registry
     from dlt_ops.log import LogFormat, configure_logging
+    from dlt_ops.runner.prepare import prepare_run
 
     configure_logging(LogFormat.json)
     signal.signal(signal.SIGTERM, _interrupt)
@@ -164,14 +165,21 @@ def worker_main(spec: dict[str, Any]) -> int:
             sys.stdout.write(event.to_json() + "\n")
             sys.stdout.flush()
 
-    where = resolve_destination(config, plan.source, options.dataset)
+    # once per worker process: every chunk it runs reuses the prepared source and gates
+    prepared = prepare_run(
+        registry, config, plan.source, resources=plan.resources, dataset=options.dataset,
+        trigger_source="backfill",
+    )  # fmt: skip
+    where = prepared.where
     # the token names this process (its own pid), so a re-run on this host can tell it died
     session, state = open_state(registry, config, where, f"{spec['token']}:{os.getpid()}")
     bound = structlog.contextvars.bound_contextvars(
         backfill_id=plan.backfill_id, worker=spec["token"]
     )
     with bound, session:
-        ChunkWorker(registry, config, plan, state, options, emit, stop.exists).run()
+        ChunkWorker(
+            registry, config, plan, state, options, emit, stop.exists, prepared=prepared
+        ).run()
     return 0
 
 
