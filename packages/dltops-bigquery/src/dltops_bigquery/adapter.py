@@ -148,7 +148,7 @@ class BigQueryAdapter(SqlAdapterBase):
 
     # -- cost -----------------------------------------------------------------------------------
 
-    def measured_cost(self, client: BigQueryConnection, dataset: str, run: Any) -> float | None:
+    def measured_cost(self, client: Any, dataset: str, run: Any) -> float | None:
         """Dollars billed for the jobs these credentials ran on ``dataset`` during ``run``
         (``None`` when BigQuery lists none)."""
         ended = getattr(run, "completed_at", None) or datetime.now(UTC)
@@ -166,7 +166,7 @@ class BigQueryAdapter(SqlAdapterBase):
 
     # -- datasets, introspection, transactions --------------------------------------------------
 
-    def ensure_dataset(self, client: BigQueryConnection, dataset: str) -> None:
+    def ensure_dataset(self, client: Any, dataset: str) -> None:
         """Create the dataset through the API (in the connection's location) if absent."""
         from google.cloud import bigquery
         from google.cloud.bigquery.retry import DEFAULT_RETRY
@@ -185,9 +185,7 @@ class BigQueryAdapter(SqlAdapterBase):
         except Exception as exc:
             raise self._wrap(exc, f"could not create dataset {dataset}") from exc
 
-    def fetch_columns(
-        self, client: BigQueryConnection, dataset: str, table: str
-    ) -> list[ColumnInfo] | None:
+    def fetch_columns(self, client: Any, dataset: str, table: str) -> list[ColumnInfo] | None:
         """Columns in order from ``dataset.INFORMATION_SCHEMA.COLUMNS``; ``None`` if absent."""
         from google.api_core.exceptions import NotFound
 
@@ -206,7 +204,7 @@ class BigQueryAdapter(SqlAdapterBase):
         return [ColumnInfo(str(n), str(t)) for n, t in rows] or None
 
     @contextmanager
-    def transaction(self, client: BigQueryConnection) -> Iterator[None]:
+    def transaction(self, client: Any) -> Iterator[None]:
         """A multi-statement transaction inside the connection's BigQuery session.
 
         The first transaction opens the session (``create_session``); statements inside the

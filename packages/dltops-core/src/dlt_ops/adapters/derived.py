@@ -246,11 +246,19 @@ class DerivedAdapter(SqlAdapterBase):
         ] or None
 
 
-def _dlt_config(engine: str, credentials: Any, dataset: str) -> tuple[Any, Any]:
-    """dlt's destination factory for ``engine`` and its resolved configuration."""
+def _destination(engine: str, credentials: Any) -> Any:
+    """dlt's destination factory for ``engine``, given explicit credentials (or none)."""
     from dlt.common.destination import Destination
 
     dest = Destination.from_reference(engine, credentials=credentials)
+    if dest is None:
+        raise DestinationError(f"dlt has no destination named '{engine}'")
+    return dest
+
+
+def _dlt_config(engine: str, credentials: Any, dataset: str) -> tuple[Any, Any]:
+    """dlt's destination factory for ``engine`` and its resolved configuration."""
+    dest = _destination(engine, credentials)
     spec = dest.spec()
     spec["dataset_name"] = dataset
     return dest, dest.configuration(spec)
@@ -260,10 +268,8 @@ def _dlt_config(engine: str, credentials: Any, dataset: str) -> tuple[Any, Any]:
 def _dlt_capabilities(engine: str, credentials_key: str) -> tuple[Any, str]:
     """dlt's capabilities for ``engine`` (they can depend on the credentials, e.g. a dialect)
     and the DB-API paramstyle its SQL client declares."""
-    from dlt.common.destination import Destination
-
     credentials = json.loads(credentials_key) if credentials_key else None
-    dest = Destination.from_reference(engine, credentials=credentials)
+    dest = _destination(engine, credentials)
     try:
         spec = dest.spec()
         spec["dataset_name"] = "dlt_ops"
@@ -306,12 +312,13 @@ def _adapter_class(engine: str, credentials_key: str) -> type[DerivedAdapter]:
         # more likely a mistake than a need
         max_identifier_length=min([*lengths, 255]),
     )
+    quoting = _dlt_quoting(caps.escape_identifier)
     attrs = {
         "name": engine,
         "capabilities": declared,
         "timestamps_as_text": not caps.supports_tz_aware_datetime,
         "paramstyle": paramstyle,
-        "escape_identifier": staticmethod(_dlt_quoting(caps.escape_identifier)),
+        "escape_identifier": staticmethod(quoting) if quoting is not None else None,
         "__doc__": f"Derived adapter for dlt's '{engine}' destination.",
     }
     return type(f"Derived_{engine}", (DerivedAdapter,), attrs)

@@ -36,14 +36,30 @@ class DestinationAdapter(Protocol):
     to say.
     """
 
-    name: str
-    capabilities: Capabilities
-    #: dlt settings (not credentials) the adapter needs, delivered in ``ConnectionTarget.options``.
-    dlt_setting_keys: tuple[str, ...] = ()
-    #: Glob patterns of the files the engine keeps inside the project (an embedded database):
-    #: ``init`` keeps them out of git, and starts a new project on such an engine (it needs no
-    #: server and no credentials).
-    project_files: tuple[str, ...] = ()
+    # Read-only properties here, so an adapter may declare them as plain class attributes.
+
+    @property
+    def name(self) -> str:
+        """dlt's engine name (the name in ``dlt.destinations.<engine>``)."""
+        ...
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the engine can do, declared once (a frozen :class:`Capabilities`)."""
+        ...
+
+    @property
+    def dlt_setting_keys(self) -> tuple[str, ...]:
+        """dlt settings (not credentials) the adapter needs, delivered in
+        ``ConnectionTarget.options``."""
+        return ()
+
+    @property
+    def project_files(self) -> tuple[str, ...]:
+        """Glob patterns of the files the engine keeps inside the project (an embedded
+        database): ``init`` keeps them out of git, and starts a new project on such an engine
+        (it needs no server and no credentials)."""
+        return ()
 
     def connect(self, target: ConnectionTarget) -> SqlClient:
         """Open a native connection from the credentials dlt would use; fail within the timeout."""
