@@ -58,7 +58,8 @@ def bind(value: object) -> Any:
     if isinstance(value, dt.datetime) and value.tzinfo is None:
         # BigQuery reads a zone-less TIMESTAMP as UTC; say so explicitly.
         value = value.replace(tzinfo=dt.UTC)
-    return ScalarQueryParameter(None, bigquery_type(value), value)
+    # bigquery_type() has refused any value of a type BigQuery cannot bind
+    return ScalarQueryParameter(None, bigquery_type(value), value)  # type: ignore[arg-type]
 
 
 def bind_all(params: Sequence[object]) -> list[Any]:

@@ -58,7 +58,7 @@ def bigquery_partition_hints(ctx: ValidationContext) -> Iterator[Finding]:
             engine = engine_name(ctx.config.destination_for(intro.info.name))
         except ConfigError:
             continue  # destination_capability reports it
-        if engine != "bigquery":
+        if engine != "bigquery" or intro.facts is None:
             continue
         for res in intro.facts.resources:
             if not _has_partition(res):

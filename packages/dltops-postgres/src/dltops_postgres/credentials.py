@@ -87,7 +87,7 @@ def libpq_params(credentials: object, default_timeout_s: float = 10.0) -> dict[s
     for key, value in [*dict(query).items(), *fields.items()]:
         if value is None or key in _DLT_ONLY:
             continue
-        params[_RENAMED.get(key, key)] = value
+        params[_RENAMED.get(str(key), str(key))] = value
     if isinstance(params.get("password"), str):
         params["password"] = params["password"].strip()  # as dlt does on resolve
         remember_secret(params["password"])
