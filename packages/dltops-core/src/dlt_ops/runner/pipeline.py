@@ -53,6 +53,10 @@ def dlt_destination(
     return config.destination_for(source)
 
 
+#: ``build_pipeline(adapter=...)`` not given: look the adapter up (``None`` means core tier)
+_LOOK_UP: Any = object()
+
+
 def _adapter_for(config: ProjectConfig, where: ResolvedDestination) -> DestinationAdapter | None:
     """The source's adapter, for callers that did not pass it (``None`` at core tier)."""
     from dlt_ops.destinations import load_adapter, project_registry
@@ -69,16 +73,17 @@ def build_pipeline(
     where: ResolvedDestination,
     *,
     working_dir: Path | None = None,
-    adapter: DestinationAdapter | None = None,
+    adapter: DestinationAdapter | None = _LOOK_UP,
 ) -> Any:
     """``dlt.pipeline(<source>_pipeline, ...)`` with working state under the project.
 
-    ``adapter`` is the source's destination adapter (looked up when not given)."""
+    ``adapter`` is the source's destination adapter (``None`` at core tier); when not given it
+    is looked up, which costs a registry build."""
     import dlt
 
     from dlt_ops.working_state import discard_pickled_trace
 
-    if adapter is None:
+    if adapter is _LOOK_UP:
         adapter = _adapter_for(config, where)
     base = working_dir or pipelines_dir(config.root)
     # before anything can ask dlt for `last_trace`: a trace file left (or planted) there would

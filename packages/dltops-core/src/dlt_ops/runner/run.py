@@ -275,7 +275,10 @@ def _execute(ctx: RunContext, request: RunRequest, prepared: PreparedRun) -> Loa
     for notice in report.notices:
         log.warning(notice)
     gates = [g for f in prepared.gate_factories if (g := f.gate(ctx, source)) is not None]
-    pipeline = build_pipeline(config, request.source, ctx.where, working_dir=request.working_dir)
+    pipeline = build_pipeline(
+        config, request.source, ctx.where,
+        working_dir=request.working_dir, adapter=report.destination.adapter,
+    )  # fmt: skip
     state.pipeline = pipeline
     state.tables = {n: _table_name(r) for n, r in source.selected_resources.items()}
     for gate in gates:
