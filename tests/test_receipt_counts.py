@@ -71,3 +71,34 @@ def test_records_extracted_agrees_with_the_receipt_when_filtered(project, templa
     assert receipt["records_in"] == 6 and receipt["filtered"] == 6, receipt
     extracted = doc["run"]["records_extracted"]
     assert extracted == receipt["records_out"] == receipt["records_in"] - receipt["filtered"], doc
+
+
+QUARANTINE_THEN_FAIL = """
+[sources.events.dlt_ops.assertions.events]
+unique_columns = { value = ["kind"], on_failure = "quarantine" }
+min_rows_per_load = 10
+"""
+BATCH_WARN = """
+[sources.events.dlt_ops.assertions.events]
+min_rows_per_load = { value = 10, on_failure = "warn" }
+"""
+
+
+def test_a_failed_run_rejects_nothing_it_did_not_quarantine(project, templates, cli) -> None:
+    root = project(CONFIG + QUARANTINE_THEN_FAIL, {"events": templates["events"]})
+    run = cli("pipeline", "run", "-s", "events", "-y", cwd=root)
+    assert run.returncode == 1, run.stderr[-2000:]
+    (receipt,) = json.loads(cli("runs", "show", "last", "--json", cwd=root).stdout)["receipt"]
+    # 3 rows would have been quarantined, but the run failed before anything was written to
+    # _dlt_rejected: all 6 were held back by the failure
+    assert (receipt["rejected"], receipt["failed"], receipt["records_out"]) == (0, 6, 0), receipt
+    assert receipt["records_in"] == receipt["filtered"] + receipt["failed"]
+
+
+def test_batch_warn_verdicts_reach_the_receipt(project, templates, cli) -> None:
+    root = project(CONFIG + BATCH_WARN, {"events": templates["events"]})
+    run = cli("pipeline", "run", "-s", "events", "-y", cwd=root)
+    assert run.returncode == 0, run.stderr[-2000:]
+    (receipt,) = json.loads(cli("runs", "show", "last", "--json", cwd=root).stdout)["receipt"]
+    # the batch of 6 loaded under a warn verdict: each of its rows is warned
+    assert (receipt["warned"], receipt["rows_loaded"]) == (6, 6), receipt

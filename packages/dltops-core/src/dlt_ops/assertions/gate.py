@@ -173,6 +173,8 @@ class AssertionGate:
         self.engines = engines
         self.failures: list[tuple[str, str, str]] = []
         self.quarantined = 0
+        #: rows count as ``rejected`` only once they are in ``_dlt_rejected``
+        self.quarantine_written = False
 
     def attach(self, source: DltSource) -> DltSource:
         """Add one assertion step to every asserted resource."""
@@ -201,6 +203,7 @@ class AssertionGate:
                                       source=self.ctx.source, run_id=self.ctx.run_id)  # fmt: skip
             try:
                 self.quarantined = writer.write(rejected)
+                self.quarantine_written = True
             except Exception:
                 drop_package(pipeline, load_id)
                 raise
@@ -218,10 +221,18 @@ class AssertionGate:
         }
 
     def summary(self) -> GateSummary:
-        """Per resource: rows quarantined, warned and counted towards failing the run."""
+        """Per resource: rows quarantined, warned and counted towards failing the run.
+
+        A run that failed before the quarantine write rejected nothing (its would-be rejects
+        were held back with the rest: the receipt's ``failed``). A batch-scoped ``warn``
+        verdict (``min_rows_per_load`` ...) covers every row of the batch: all are warned.
+        """
         return GateSummary(
             self.name,
-            {name: ResourceVerdicts(e.rejected_rows, e.warned_rows, e.failed_rows)
-             for name, e in self.engines.items()},
+            {name: ResourceVerdicts(
+                e.rejected_rows if self.quarantine_written else 0,
+                e.records_in if e.batch_warnings else e.warned_rows,
+                e.failed_rows,
+            ) for name, e in self.engines.items()},
             tuple(f"{t} on {r}" for r, t, _ in self.failures),
         )  # fmt: skip
