@@ -157,3 +157,23 @@ def test_refused_connection_is_a_destination_error(role: Any, tmp_path: Path) ->
         _connect(role.url().replace(role.dbname, "no_such_db"), tmp_path)
     assert not isinstance(caught.value, DestinationUnreachableError)
     assert 'database "no_such_db" does not exist' in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("sslmode", "cause"),
+    [
+        ("bogus", 'invalid sslmode value: "bogus"'),  # libpq refuses the option itself
+        ("require", "server does not support SSL"),  # the test server has no TLS
+    ],
+)
+def test_tls_settings_are_reported_as_the_cause(
+    role: Any, tmp_path: Path, sslmode: str, cause: str
+) -> None:
+    """A wrong ``sslmode`` is a settings problem with its own reason, not 'could not reach'."""
+    with pytest.raises(DestinationError) as caught:
+        _connect(role.fields(sslmode=sslmode), tmp_path)
+    message = str(caught.value)
+    assert not isinstance(caught.value, DestinationUnreachableError), message
+    assert cause in message and "sslmode" in message, message
+    assert "could not reach" not in message and "within" not in message
+    assert role.password not in message

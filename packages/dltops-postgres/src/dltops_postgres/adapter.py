@@ -13,6 +13,7 @@ transaction holding an advisory lock keyed by the dataset.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -29,6 +30,10 @@ from dlt_ops.adapters import (
 from dlt_ops.errors import DestinationError, DestinationUnreachableError, DltOpsError
 from dlt_ops.redact import redact
 from dltops_postgres.credentials import describe, libpq_params
+
+#: libpq errors that name a wrong setting (an invalid option value, TLS negotiation or
+#: certificates) rather than a server that cannot be reached
+_SETTINGS_PROBLEM = re.compile(r"invalid \w+ value|\bSSL\b|certificate|sslmode", re.IGNORECASE)
 
 log = structlog.get_logger(__name__)
 
@@ -72,6 +77,12 @@ class PostgresAdapter(SqlAdapterBase):
             ) from exc
         except psycopg.OperationalError as exc:
             detail = redact(" ".join(str(exc).split()))
+            if _SETTINGS_PROBLEM.search(detail):  # not an outage: the settings are wrong
+                raise DestinationError(
+                    f"postgres connection to {where} failed on its TLS/connection settings: "
+                    f"{detail}. Check sslmode (disable, allow, prefer, require, verify-ca, "
+                    f"verify-full), sslrootcert/sslcert/sslkey and the server's TLS setup."
+                ) from exc
             if "FATAL:" in detail:  # the server answered and refused (auth, unknown database)
                 raise DestinationError(
                     f"postgres at {where} refused the connection: {detail}. "
