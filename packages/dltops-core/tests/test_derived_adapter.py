@@ -93,3 +93,16 @@ def test_tier_is_derived_only_where_no_plugin_claims_the_engine() -> None:
     assert adapter_tier(registry, "sqlalchemy") == "derived"
     assert adapter_tier(registry, "duckdb") == "full"
     assert adapter_tier(registry, "snowflake") == "core"
+
+
+def test_only_a_missing_database_file_reads_as_absent(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from dlt_ops.adapters.derived import _names_a_missing_file
+
+    assert _names_a_missing_file(SimpleNamespace(database=str(tmp_path / "gone.db")))
+    assert _names_a_missing_file(SimpleNamespace(database=":memory:"))
+    (tmp_path / "here.db").write_bytes(b"")
+    assert not _names_a_missing_file(SimpleNamespace(database=str(tmp_path / "here.db")))
+    assert not _names_a_missing_file(SimpleNamespace(database="analytics"))  # a server's name
+    assert not _names_a_missing_file(SimpleNamespace(project_id="p"))  # no database at all

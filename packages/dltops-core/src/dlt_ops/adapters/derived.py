@@ -83,8 +83,10 @@ def _names_a_missing_file(credentials: Any) -> bool:
     is a bare name, which this never takes for a file.
     """
     database = getattr(credentials, "database", None)
-    if not isinstance(database, str) or not database or database.startswith(_MEMORY):
-        return database in (None, "") or str(database).startswith(_MEMORY)
+    if not isinstance(database, str) or not database:
+        return False  # no database named by path: a server or a warehouse, never absent here
+    if database.startswith(_MEMORY):
+        return True  # a fresh in-memory database holds nothing to read
     path = Path(database).expanduser()
     looks_like_file = path.suffix != "" or "/" in database or "\\" in database
     return looks_like_file and not path.exists()
