@@ -1,7 +1,7 @@
 """Testing support for dlt-ops and its plugins.
 
 * :class:`DestinationAdapterSuite`: the adapter conformance kit. Subclass it in your adapter
-  package, set ``__test__ = True`` and provide ``adapter`` and ``connection`` fixtures.
+  package, set ``__test__ = True`` and provide ``adapter`` and ``target`` fixtures.
 * :class:`LedgerSinkSuite`, :class:`AssertionTypeSuite`, :class:`AlertSinkSuite`: the same for
   ledger sinks, assertion types and alert sinks (subclass, provide what the plugin registers).
 * ``pytest_plugins = ["dlt_ops.testing.fixtures"]``: fixtures for registries with inline
