@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     )
     from dlt_ops.runner.context import RunContext
     from dlt_ops.runner.gates import GateFactory
-    from dlt_ops.runner.model import PreparedRun, RunOutcome
+    from dlt_ops.runner.model import RunOutcome
+    from dlt_ops.runner.prepare import PreparedRun
 
 hookspec = pluggy.HookspecMarker("dlt_ops")
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.runner.context import RunContext
-    from dlt_ops.runner.model import PreparedRun
+    from dlt_ops.runner.prepare import PreparedRun
 
 log = structlog.get_logger(__name__)
 

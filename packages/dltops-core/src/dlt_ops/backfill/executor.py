@@ -25,7 +25,8 @@ from dlt_ops.ledger import summarize_error
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.plugins import PluginRegistry
-    from dlt_ops.runner.model import PreparedRun, RunOutcome
+    from dlt_ops.runner.model import RunOutcome
+    from dlt_ops.runner.prepare import PreparedRun
 
 log = structlog.get_logger(__name__)
 

@@ -29,7 +29,7 @@ from dlt_ops.errors import PreflightError
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.plugins import PluginRegistry
-    from dlt_ops.runner.model import PreparedRun
+    from dlt_ops.runner.prepare import PreparedRun
 
 log = structlog.get_logger(__name__)
 

@@ -14,7 +14,8 @@ from dlt_ops import hookimpl
 if TYPE_CHECKING:
     from dlt_ops.alerts import Alert
     from dlt_ops.runner.context import RunContext
-    from dlt_ops.runner.model import PreparedRun, RunOutcome
+    from dlt_ops.runner.model import RunOutcome
+    from dlt_ops.runner.prepare import PreparedRun
 
 
 @hookimpl

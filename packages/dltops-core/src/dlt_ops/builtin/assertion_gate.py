@@ -12,7 +12,7 @@ from dlt_ops import hookimpl
 
 if TYPE_CHECKING:
     from dlt_ops.runner.gates import GateFactory
-    from dlt_ops.runner.model import PreparedRun
+    from dlt_ops.runner.prepare import PreparedRun
 
 
 @hookimpl

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from dlt_ops.receipts.model import ReceiptRow
     from dlt_ops.receipts.store import ReceiptStore
     from dlt_ops.runner.context import RunContext
-    from dlt_ops.runner.model import PreparedRun, RunOutcome
+    from dlt_ops.runner.model import RunOutcome
+    from dlt_ops.runner.prepare import PreparedRun
 
 log = structlog.get_logger(__name__)
 

@@ -68,8 +68,8 @@ def _summed_receipt(
     from dlt_ops.destinations import resolve_destination
     from dlt_ops.errors import DltOpsError
     from dlt_ops.ledger.model import summarize_error
-    from dlt_ops.ledger.readers import backfill_receipts
     from dlt_ops.receipts.render import receipt_table, summed
+    from dlt_ops.receipts.service import backfill_receipts
 
     config = state.project()
     run_ids = sorted({r.run_id for r in rows})

@@ -13,7 +13,6 @@ from dlt_ops.destinations import ResolvedDestination, connection_target, load_ad
 from dlt_ops.ledger.build import build_sinks
 from dlt_ops.ledger.sinks import LedgerSink
 from dlt_ops.plugins import PluginRegistry
-from dlt_ops.receipts.model import ReceiptRow
 
 
 class SessionPool:
@@ -96,46 +95,3 @@ def source_ledger(
         open_session=lambda: pool.get(where), names=names,
     )  # fmt: skip
     return SourceLedger(where, full_tier, sinks)
-
-
-def backfill_receipts(
-    registry: PluginRegistry,
-    config: ProjectConfig,
-    where: ResolvedDestination,
-    source: str,
-    backfill_id: str,
-    run_ids: list[str],
-) -> list[ReceiptRow]:
-    """Every receipt row of the chunk attempts of ``backfill_id`` in ``where``'s dataset.
-
-    A chunk's ``run_id`` depends only on its bounds, so backfills sharing chunk bounds share
-    run ids: an attempt is picked by its ledger row's ``backfill_id`` and ``started_at`` (the
-    receipt's ``run_started_at``), never by run id alone.
-    """
-    from dlt_ops.receipts.service import project_stores
-
-    with SessionPool(registry, config) as pool:
-        attempts: set[tuple[str, object]] = set()
-        for _, sink in source_ledger(registry, config, where, pool).with_method("read_run"):
-            for run_id in run_ids:
-                attempts |= {
-                    (r.run_id, r.started_at)
-                    for r in sink.read_run(run_id)  # type: ignore[attr-defined]
-                    if r.run_id == run_id
-                    and r.source_section == source
-                    and r.backfill_id == backfill_id
-                }
-            if attempts:
-                break
-        stores = project_stores(config, full_tier=registry.has("destination", where.engine),
-                                open_session=lambda: pool.get(where))  # fmt: skip
-        for store in stores:
-            rows = [
-                r
-                for run_id in run_ids
-                for r in store.read(run_id)
-                if r.source_section == source and (r.run_id, r.run_started_at) in attempts
-            ]
-            if rows:
-                return rows
-    return []

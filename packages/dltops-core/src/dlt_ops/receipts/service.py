@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from dlt_ops.adapters import DestinationSession
 from dlt_ops.config import ProjectConfig
-from dlt_ops.destinations import resolve_destination
+from dlt_ops.destinations import ResolvedDestination, resolve_destination
 from dlt_ops.errors import DltOpsError, LedgerUnreadableError, UsageError
 from dlt_ops.ledger.jsonl_sink import jsonl_path
 from dlt_ops.ledger.model import RunRecord, summarize_error
@@ -145,3 +145,44 @@ def receipts_for_runs(
         stores = project_stores(config, full_tier=registry.has("destination", where.engine),
                                 open_session=lambda: pool.get(where))  # fmt: skip
         return _read(stores, run_ids, source)
+
+
+def backfill_receipts(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    where: ResolvedDestination,
+    source: str,
+    backfill_id: str,
+    run_ids: list[str],
+) -> list[ReceiptRow]:
+    """Every receipt row of the chunk attempts of ``backfill_id`` in ``where``'s dataset.
+
+    A chunk's ``run_id`` depends only on its bounds, so backfills sharing chunk bounds share
+    run ids: an attempt is picked by its ledger row's ``backfill_id`` and ``started_at`` (the
+    receipt's ``run_started_at``), never by run id alone.
+    """
+    with SessionPool(registry, config) as pool:
+        attempts: set[tuple[str, object]] = set()
+        for _, sink in source_ledger(registry, config, where, pool).with_method("read_run"):
+            for run_id in run_ids:
+                attempts |= {
+                    (r.run_id, r.started_at)
+                    for r in sink.read_run(run_id)  # type: ignore[attr-defined]
+                    if r.run_id == run_id
+                    and r.source_section == source
+                    and r.backfill_id == backfill_id
+                }
+            if attempts:
+                break
+        stores = project_stores(config, full_tier=registry.has("destination", where.engine),
+                                open_session=lambda: pool.get(where))  # fmt: skip
+        for store in stores:
+            rows = [
+                r
+                for run_id in run_ids
+                for r in store.read(run_id)
+                if r.source_section == source and (r.run_id, r.run_started_at) in attempts
+            ]
+            if rows:
+                return rows
+    return []

@@ -8,66 +8,16 @@ Plugins contribute gates through the ``dlt_ops_extract_gates`` hook: once per pr
 source) and ``after_extract(pipeline, load_id)`` once the run's load package exists and before
 normalize; raising there fails the run before anything loads. ``summary()`` returns what the
 gate decided per resource, for logs and receipts.
+
+The protocols are defined in :mod:`dlt_ops.runner.model` (with the run they see) and
+re-exported here for gate authors.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from dlt_ops.runner.model import ExtractGate, GateFactory, GateSummary, ResourceVerdicts
 
-if TYPE_CHECKING:
-    from dlt import Pipeline
-    from dlt.extract.source import DltSource
-
-    from dlt_ops.runner.context import RunContext
-
-
-@dataclass(frozen=True)
-class ResourceVerdicts:
-    """What a gate decided about one resource's rows: held out, loaded with a warning, or
-    counted towards failing the run."""
-
-    rejected: int = 0
-    warned: int = 0
-    failed: int = 0
-
-
-@dataclass(frozen=True)
-class GateSummary:
-    """One gate's account of one run."""
-
-    gate: str
-    resources: Mapping[str, ResourceVerdicts] = field(default_factory=dict)
-    #: ``"<check> on <resource>"`` for every check that failed the run.
-    failed_checks: tuple[str, ...] = ()
-
-
-class ExtractGate(Protocol):
-    """A check between extract and load, built fresh for each run."""
-
-    #: Short label (``assertions``, ``receipts``), used in logs and summaries.
-    name: str
-
-    def attach(self, source: DltSource) -> DltSource:
-        """Wire into ``source`` before extract; return the (possibly wrapped) source."""
-
-    def after_extract(self, pipeline: Pipeline, load_id: str) -> None:
-        """Decide on the extracted package ``load_id``; raise to stop the run before load."""
-
-    def summary(self) -> GateSummary:
-        """What the gate decided, per resource."""
-
-
-class GateFactory(Protocol):
-    """What a plugin returns from ``dlt_ops_extract_gates``: builds one gate per run."""
-
-    def check(self, source: DltSource) -> None:
-        """Static checks against the instantiated source (its selected resources); raise a
-        :class:`~dlt_ops.errors.PreflightError` to refuse the run before extract."""
-
-    def gate(self, run: RunContext, source: DltSource) -> ExtractGate | None:
-        """The gate for this run (checks included), or ``None`` when nothing applies."""
+__all__ = ["ExtractGate", "GateFactory", "GateSummary", "ResourceVerdicts", "merged_verdicts"]
 
 
 def merged_verdicts(summaries: list[GateSummary]) -> dict[str, ResourceVerdicts]:

@@ -1,8 +1,9 @@
-"""Calling the lifecycle hooks: prepare-time hooks may refuse a run; observers are isolated.
+"""Calling the observer hooks (``dlt_ops_run_started``, ``dlt_ops_run_finished``), isolated.
 
-Lifecycle plugins are the plugins of kind ``lifecycle`` (entry-point group
-``dlt_ops.lifecycle``); every one is loaded when a run is prepared. Hook implementations in
-plugins loaded for another kind (an adapter, a ledger or alert sink) take part too.
+Lifecycle plugins (entry-point group ``dlt_ops.lifecycle``) are loaded when a run is prepared
+(:func:`dlt_ops.runner.prepare.prepare_hooks`, where the prepare-time hooks may refuse the run).
+Hook implementations in plugins loaded for another kind (an adapter, a ledger or alert sink)
+take part too.
 
 pluggy stops a hook call at the first exception, so observers are called one plugin at a time:
 a raising observer is logged at ERROR and never reaches the run, its outcome or the next
@@ -23,14 +24,9 @@ if TYPE_CHECKING:
 
     from dlt_ops.ledger import RunRecord
     from dlt_ops.plugins import PluginRegistry
-    from dlt_ops.runner.context import RunContext
-    from dlt_ops.runner.gates import GateFactory
-    from dlt_ops.runner.model import PreparedRun, RunOutcome
+    from dlt_ops.runner.model import RunContext, RunOutcome
 
 log = structlog.get_logger(__name__)
-
-#: The plugin kind whose plugins are all loaded for every run.
-LIFECYCLE_KIND = "lifecycle"
 
 
 def _one_by_one(registry: PluginRegistry, hook: str) -> Iterator[tuple[str, HookCaller]]:
@@ -39,15 +35,6 @@ def _one_by_one(registry: PluginRegistry, hook: str) -> Iterator[tuple[str, Hook
     for impl in getattr(pm.hook, hook).get_hookimpls():
         others = [p for p in pm.get_plugins() if p is not impl.plugin]
         yield impl.plugin_name, pm.subset_hook_caller(hook, remove_plugins=others)
-
-
-def prepare_hooks(registry: PluginRegistry, prepared: PreparedRun) -> tuple[GateFactory, ...]:
-    """Load the lifecycle plugins, let each check the prepared run (raising refuses it), and
-    collect the gate factories they contribute."""
-    registry.load_all(LIFECYCLE_KIND)
-    registry.pm.hook.dlt_ops_prepare_run(prepared=prepared)
-    factories = registry.pm.hook.dlt_ops_extract_gates(prepared=prepared)
-    return tuple(reversed(factories))  # pluggy answers last-registered first
 
 
 def _observe(registry: PluginRegistry, hook: str, **kwargs: Any) -> None:

@@ -1,34 +1,33 @@
-"""The run's typed stages: what is asked, what was prepared once, how far a run got, what came
-out.
+"""The run's typed stages: what is asked, how far a run got, what came out, and the gates.
 
-``RunRequest`` (the caller's ask) → ``PreparedRun`` (resolved once: project, source, resources,
-destination, dataset, tier, the gate factories plugins contribute; shared by a ``pipeline run``
-and by every chunk of one backfill) → ``RunContext`` (one run, see ``context.py``) →
-``RunOutcome`` (the terminal ledger record, dlt's load info, the gates that ran).
+``RunRequest`` (the caller's ask) → ``PreparedRun`` (resolved once, see ``prepare.py``; shared
+by a ``pipeline run`` and by every chunk of one backfill) → ``RunContext`` with its
+``RunState`` (one run) → ``RunOutcome`` (the terminal ledger record, dlt's load info, the gates
+that ran). The extract-gate protocols live here too, next to the run they see.
+
+This module imports no feature and nothing of ``project``: code running inside a run
+(checkpoints, gates) may depend on it without reaching back up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from dlt import Pipeline
     from dlt.common.pipeline import LoadInfo
     from dlt.extract.source import DltSource
 
+    from dlt_ops.adapters import DestinationSession
     from dlt_ops.config import ProjectConfig
     from dlt_ops.destinations import ResolvedDestination
     from dlt_ops.ledger import RunRecord
     from dlt_ops.plugins import PluginRegistry
-    from dlt_ops.project import Project
-    from dlt_ops.project.introspect import Introspection
-    from dlt_ops.runner.gates import ExtractGate, GateFactory
-    from dlt_ops.runner.packages import LoadedBooks
     from dlt_ops.runner.window import Window
 
 
@@ -63,55 +62,6 @@ class RunRequest:
 
 
 @dataclass
-class PreparedRun:
-    """Everything resolved once for one source and dataset, before anything is written.
-
-    The source module is imported lazily, once (:meth:`loaded`): a plain run imports it inside
-    its ledger bookkeeping, so an import failure still ends a ledger row; a backfill imports it
-    up front in its entry checks and every chunk reuses it.
-    """
-
-    config: ProjectConfig
-    registry: PluginRegistry
-    project: Project
-    source: str
-    resources: tuple[str, ...]
-    where: ResolvedDestination
-    full_tier: bool
-    #: One factory per plugin that contributes an extract gate (``dlt_ops_extract_gates``).
-    gate_factories: tuple[GateFactory, ...] = ()
-    _loaded: Introspection | None = field(default=None, repr=False)
-
-    @property
-    def pipeline_name(self) -> str:
-        """dlt pipeline name of the source."""
-        return self.where.pipeline_name
-
-    def loaded(self) -> Introspection:
-        """The sandbox-checked, imported source module (imported on first call only)."""
-        if self._loaded is None:
-            from dlt_ops.project.introspect import load_source
-
-            self._loaded = load_source(self.project, self.config, self.source)
-        return self._loaded
-
-    def instantiate(self) -> DltSource:
-        """A fresh ``DltSource`` with the requested resources selected."""
-        from dlt_ops.errors import UnknownResourceError
-
-        source_fn = self.loaded().source_fn
-        assert source_fn is not None  # load_source raises when the module has no source
-        source: DltSource = source_fn()
-        if not self.resources:
-            return source
-        known = list(source.resources.keys())
-        unknown = [r for r in self.resources if r not in known]
-        if unknown:
-            raise UnknownResourceError(self.source, unknown, known)
-        return source.with_resources(*self.resources)
-
-
-@dataclass
 class RunState:
     """What one run has built so far, for gates and observers (updated by the runner)."""
 
@@ -120,8 +70,30 @@ class RunState:
     #: Selected resource → its root table name.
     tables: dict[str, str] = field(default_factory=dict)
     gates: list[ExtractGate] = field(default_factory=list)
-    #: What the load step booked, this run's packages and earlier runs' pending ones.
-    loaded: LoadedBooks | None = None
+
+
+@dataclass
+class RunContext:
+    """One run's identity and services, and its state (updated by the runner)."""
+
+    run_id: str
+    source: str
+    resources: tuple[str, ...]
+    window: Window | None
+    config: ProjectConfig
+    registry: PluginRegistry
+    where: ResolvedDestination
+    full_tier: bool
+    #: Opens (once) and returns the run's destination session; raises on core tier.
+    open_session: Callable[[], DestinationSession]
+    backfill_id: str | None = None
+    #: How far the run got and what it built (phase, dlt pipeline, tables, gates).
+    state: RunState = field(default_factory=RunState)
+
+    @property
+    def pipeline_name(self) -> str:
+        """dlt pipeline name of the run."""
+        return self.where.pipeline_name
 
 
 @dataclass(frozen=True)
@@ -142,3 +114,53 @@ class RunOutcome:
     def ok(self) -> bool:
         """Whether the run completed."""
         return self.error is None
+
+
+# -- extract gates ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResourceVerdicts:
+    """What a gate decided about one resource's rows: held out, loaded with a warning, or
+    counted towards failing the run."""
+
+    rejected: int = 0
+    warned: int = 0
+    failed: int = 0
+
+
+@dataclass(frozen=True)
+class GateSummary:
+    """One gate's account of one run."""
+
+    gate: str
+    resources: Mapping[str, ResourceVerdicts] = field(default_factory=dict)
+    #: ``"<check> on <resource>"`` for every check that failed the run.
+    failed_checks: tuple[str, ...] = ()
+
+
+class ExtractGate(Protocol):
+    """A check between extract and load, built fresh for each run."""
+
+    #: Short label (``assertions``, ``receipts``), used in logs and summaries.
+    name: str
+
+    def attach(self, source: DltSource) -> DltSource:
+        """Wire into ``source`` before extract; return the (possibly wrapped) source."""
+
+    def after_extract(self, pipeline: Pipeline, load_id: str) -> None:
+        """Decide on the extracted package ``load_id``; raise to stop the run before load."""
+
+    def summary(self) -> GateSummary:
+        """What the gate decided, per resource."""
+
+
+class GateFactory(Protocol):
+    """What a plugin returns from ``dlt_ops_extract_gates``: builds one gate per run."""
+
+    def check(self, source: DltSource) -> None:
+        """Static checks against the instantiated source (its selected resources); raise a
+        :class:`~dlt_ops.errors.PreflightError` to refuse the run before extract."""
+
+    def gate(self, run: RunContext, source: DltSource) -> ExtractGate | None:
+        """The gate for this run (checks included), or ``None`` when nothing applies."""

@@ -9,16 +9,83 @@ error (exit 2).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dlt_ops.adapters import check_identifier
 from dlt_ops.destinations import resolve_destination
-from dlt_ops.runner.lifecycle import prepare_hooks
-from dlt_ops.runner.model import PreparedRun
 
 if TYPE_CHECKING:
+    from dlt.extract.source import DltSource
+
     from dlt_ops.config import ProjectConfig
+    from dlt_ops.destinations import ResolvedDestination
     from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.project import Project
+    from dlt_ops.project.introspect import Introspection
+    from dlt_ops.runner.model import GateFactory
+
+#: The plugin kind whose plugins are all loaded for every run (entry-point group
+#: ``dlt_ops.lifecycle``).
+LIFECYCLE_KIND = "lifecycle"
+
+
+@dataclass
+class PreparedRun:
+    """Everything resolved once for one source and dataset, before anything is written.
+
+    The source module is imported lazily, once (:meth:`loaded`): a plain run imports it inside
+    its ledger bookkeeping, so an import failure still ends a ledger row; a backfill imports it
+    up front in its entry checks and every chunk reuses it.
+    """
+
+    config: ProjectConfig
+    registry: PluginRegistry
+    project: Project
+    source: str
+    resources: tuple[str, ...]
+    where: ResolvedDestination
+    full_tier: bool
+    #: One factory per plugin that contributes an extract gate (``dlt_ops_extract_gates``).
+    gate_factories: tuple[GateFactory, ...] = ()
+    _loaded: Introspection | None = field(default=None, repr=False)
+
+    @property
+    def pipeline_name(self) -> str:
+        """dlt pipeline name of the source."""
+        return self.where.pipeline_name
+
+    def loaded(self) -> Introspection:
+        """The sandbox-checked, imported source module (imported on first call only)."""
+        if self._loaded is None:
+            from dlt_ops.project.introspect import load_source
+
+            self._loaded = load_source(self.project, self.config, self.source)
+        return self._loaded
+
+    def instantiate(self) -> DltSource:
+        """A fresh ``DltSource`` with the requested resources selected."""
+        from dlt_ops.errors import UnknownResourceError
+
+        source_fn = self.loaded().source_fn
+        assert source_fn is not None  # load_source raises when the module has no source
+        source: DltSource = source_fn()
+        if not self.resources:
+            return source
+        known = list(source.resources.keys())
+        unknown = [r for r in self.resources if r not in known]
+        if unknown:
+            raise UnknownResourceError(self.source, unknown, known)
+        return source.with_resources(*self.resources)
+
+
+def prepare_hooks(registry: PluginRegistry, prepared: PreparedRun) -> tuple[GateFactory, ...]:
+    """Load the lifecycle plugins, let each check the prepared run (raising refuses it), and
+    collect the gate factories they contribute."""
+    registry.load_all(LIFECYCLE_KIND)
+    registry.pm.hook.dlt_ops_prepare_run(prepared=prepared)
+    factories = registry.pm.hook.dlt_ops_extract_gates(prepared=prepared)
+    return tuple(reversed(factories))  # pluggy answers last-registered first
 
 
 def check_ledger_sinks(registry: PluginRegistry, config: ProjectConfig) -> None:

@@ -34,9 +34,9 @@ from dlt_ops.ledger.build import build_sinks
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.runner import counts, lifecycle
 from dlt_ops.runner.context import RunContext, active_run
-from dlt_ops.runner.model import PreparedRun, RunOutcome, RunPhase, RunRequest
+from dlt_ops.runner.model import RunOutcome, RunPhase, RunRequest
 from dlt_ops.runner.pipeline import build_pipeline, pipelines_dir, project_environment
-from dlt_ops.runner.prepare import prepare_run
+from dlt_ops.runner.prepare import PreparedRun, prepare_run
 from dlt_ops.runner.window import Window
 
 if TYPE_CHECKING:
