@@ -136,6 +136,16 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"terminated by signal {signum}")
 
 
+def _orphaned() -> None:
+    """Stop a worker whose parent is gone: no traceback, and no "Exception ignored" at exit
+    (stdout points at /dev/null from now on). Its chunk stays claimed by this pid, which
+    exits: a re-run on this host reclaims it at once."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    raise KeyboardInterrupt("backfill parent process is gone")
+
+
 def worker_main(spec: dict[str, Any]) -> int:
     """One worker subprocess: claim and run chunks, print events as JSON lines."""
     from dlt_ops.backfill.session import open_state
@@ -159,11 +169,18 @@ def worker_main(spec: dict[str, Any]) -> int:
     )
     stop = Path(spec["stop_file"])
     lock = threading.Lock()
+    parent = os.getppid()
 
     def emit(event: ChunkEvent) -> None:
         with lock:
-            sys.stdout.write(event.to_json() + "\n")
-            sys.stdout.flush()
+            try:
+                sys.stdout.write(event.to_json() + "\n")
+                sys.stdout.flush()
+            except BrokenPipeError:  # the parent died (SIGKILL): nobody reads; stop quietly
+                _orphaned()
+
+    def should_stop() -> bool:  # an orphan claims nothing more (its parent cannot report it)
+        return stop.exists() or os.getppid() != parent
 
     # once per worker process: every chunk it runs reuses the prepared source and gates
     prepared = prepare_run(
@@ -178,7 +195,7 @@ def worker_main(spec: dict[str, Any]) -> int:
     )
     with bound, session:
         ChunkWorker(
-            registry, config, plan, state, options, emit, stop.exists, prepared=prepared
+            registry, config, plan, state, options, emit, should_stop, prepared=prepared
         ).run()
     return 0
 
