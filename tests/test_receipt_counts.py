@@ -102,3 +102,15 @@ def test_batch_warn_verdicts_reach_the_receipt(project, templates, cli) -> None:
     (receipt,) = json.loads(cli("runs", "show", "last", "--json", cwd=root).stdout)["receipt"]
     # the batch of 6 loaded under a warn verdict: each of its rows is warned
     assert (receipt["warned"], receipt["rows_loaded"]) == (6, 6), receipt
+
+
+def test_a_failed_receipt_write_names_the_receipts_table(project, templates, cli) -> None:
+    import duckdb
+
+    root = project(CONFIG, {"events": templates["events"]})
+    with duckdb.connect(str(root / "events_pipeline.duckdb")) as con:  # a foreign table there
+        con.execute("CREATE SCHEMA shapes_ds; CREATE TABLE shapes_ds._dlt_ops_receipts (x INT)")
+    run = cli("pipeline", "run", "-s", "events", "-y", cwd=root)
+    assert run.returncode == 0, run.stderr[-2000:]  # receipts are observability
+    assert "Failed to write receipt rows to _dlt_ops_receipts" in run.stderr, run.stderr[-2000:]
+    assert "receipt rows to _dlt_ops_runs" not in run.stderr
