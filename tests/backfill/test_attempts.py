@@ -74,3 +74,30 @@ def test_sigkill_mid_chunk_then_immediate_rerun(project: Project, tmp_path: Path
     assert shown["records_loaded"] == loaded
     (receipt,) = shown["receipt"]
     assert receipt["rows_loaded"] == loaded, receipt
+
+
+def test_a_live_holder_keeps_its_chunk_and_the_message_says_until_when(
+    postgres_project: Project, tmp_path: Path
+) -> None:
+    import os
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    env = {**os.environ, **ENV, "BF_HANG_DAYS": "2026-01-01", "BF_MARK_DIR": str(marks)}
+    holder = subprocess.Popen(
+        [DLT_OPS, "--root", str(postgres_project.root), *ARGS],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not (marks / "2026-01-01").exists():  # the holder is extracting chunk 1
+            assert holder.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        other = postgres_project.cli(*ARGS, env=ENV)
+        assert other.returncode == 1, other.stderr[-3000:]  # chunk 1 is not covered
+        line = next(x for x in other.stderr.splitlines() if x.startswith("chunk 1/4"))
+        assert "held by another worker" in line and "until its lease expires at" in line, line
+        assert "3 completed" in other.stdout and "1 held elsewhere" in other.stdout
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=60)
