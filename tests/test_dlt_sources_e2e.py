@@ -125,12 +125,10 @@ def scaffold(tmp_path: Path):  # noqa: ANN201
     """``scaffold(kind)`` → an ``init --source kind`` project (``Example`` on it)."""
 
     def make(kind: str) -> Example:
+        from dlt_ops.project.scaffold import init_project
+
         project = Example(tmp_path / kind, _env(tmp_path))
-        made = subprocess.run(
-            [sys.executable, "-c", CLI, "init", str(project.root), "--source", kind],
-            env=project.env, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
-        assert made.returncode == 0, made.stderr[-2000:]
+        init_project(project.root, source=kind)  # the CLI's own call (its flags: unit tests)
         return project
 
     return make
@@ -291,3 +289,16 @@ def test_init_filesystem_reads_the_project_data_folder(scaffold: Any) -> None:
     assert run.returncode == 0, run.stderr[-3000:]
     by_day = {name[7:17]: rows for name, rows, _ in demo.CSV_FILES}
     assert project.per_day("files", "rows", "day", "raw_data") == by_day
+
+
+def test_init_rest_api_runs_against_an_api_once_filled_in(scaffold: Any) -> None:
+    project = scaffold("rest_api")
+    module = project.root / "my_pipeline" / "source" / "api.py"
+    # what a user adapts: the model gains the API's other field
+    module.write_text(module.read_text().replace("    id: int\n", "    id: int\n    kind: str\n"))
+    with demo.serving() as api:
+        run = project.run("api", SOURCES__API__BASE_URL=api.url, SOURCES__API__TOKEN="t0ken")
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert {r["page"] for r in api.requests} == {"1", "2", "3", "4", "5", "6"}
+    stamps = [datetime.fromisoformat(e["updated_at"]) for e in demo.events()]
+    assert project.per_day("api", "events", "updated_at", "raw_data") == _days(stamps)
