@@ -60,3 +60,36 @@ def test_uses_checkpoints(tmp_path: Path, imports: str, decorator: str, detected
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text), encoding="utf-8")
     assert discover(tmp_path).source("s").uses_checkpoints is detected
+
+
+REST_API_SOURCE = """
+import dlt
+from dlt.sources.rest_api import rest_api_resources
+{imports}
+
+@dlt.source(name="s")
+def s_source():
+    return {call}(rest_api_resources(CONFIG), ["events"])
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "call", "detected"),
+    [
+        ("from dlt_ops import rest_api_checkpoints", "rest_api_checkpoints", True),
+        ("import dlt_ops", "dlt_ops.rest_api_checkpoints", True),
+        ("", "list", False),
+    ],
+)
+def test_rest_api_checkpoints_call_is_detected(
+    tmp_path: Path, imports: str, call: str, detected: bool
+) -> None:
+    files = {
+        ".dlt/config.toml": CONFIG,
+        "p/source/s.py": REST_API_SOURCE.format(imports=imports, call=call),
+    }
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    assert discover(tmp_path).source("s").uses_checkpoints is detected
