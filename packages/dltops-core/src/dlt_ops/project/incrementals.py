@@ -51,7 +51,9 @@ def _from_call(gen: Any) -> FoundIncremental | None:
     except (TypeError, ValueError):
         return None
     fn = bound.get("f")
-    param = _incremental_param(fn) if callable(fn) else None
+    if not callable(fn):
+        return None
+    param = _incremental_param(fn)
     if param is None:
         return None
     annotation = param.annotation if param.annotation is not inspect.Parameter.empty else None
