@@ -118,13 +118,12 @@ def test_incremental_second_run_loads_nothing_new(project, templates, cli) -> No
     assert _rows(root, "SELECT count(*) FROM ds.events") == [(6,)]
 
 
-def test_unknown_resource_fails_the_run_with_exit_2(project, templates, cli) -> None:  # noqa: ANN001
+def test_unknown_resource_is_refused_before_anything_is_written(project, templates, cli) -> None:  # noqa: ANN001
     root = project(CONFIG.format(extra=""), {"events_src": templates["events"]})
     proc = cli("pipeline", "run", "-s", "events_src", "-r", "nope", "-y", cwd=root)
     assert proc.returncode == 2
     assert "has no resource(s) nope" in proc.stderr and "events" in proc.stderr
-    ((status, summary, *_),) = _ledger(root)
-    assert status == "failed" and summary.startswith("UnknownResourceError")
+    assert not (root / "events_src_pipeline.duckdb").exists()  # exit 2: nothing was done
 
 
 def test_preflight_failure_lands_a_failed_row(project, templates, cli) -> None:  # noqa: ANN001

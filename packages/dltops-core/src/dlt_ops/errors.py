@@ -26,6 +26,20 @@ class ConfigError(DltOpsError):
     exit_code = 2
 
 
+class CredentialsInConfigError(ConfigError):
+    """Destination credentials with a password sit in ``config.toml``, which dlt never reads
+    secrets from: a run would write its ledger row and then fail inside dlt."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(
+            f".dlt/config.toml sets {key} with a password, but dlt reads secrets only from "
+            f".dlt/secrets.toml or environment variables (it would refuse the value mid-run). "
+            f"Move it to .dlt/secrets.toml under the same table, or set "
+            f"{key.upper().replace('.', '__')} in the environment."
+        )
+
+
 class ProjectRootNotFoundError(ConfigError):
     """No ``.dlt/config.toml`` with a ``[dlt_ops]`` table was found."""
 

@@ -134,6 +134,10 @@ class AssertionGateFactory:
         self.config, self.registry = prepared.config, prepared.registry
         self.source = prepared.source
         self._parsed: ParsedAssertions | None = None
+        # the config's own mistakes refuse the run in prepare, before anything is written
+        issues, _ = check_specs(self.parsed, self.registry)
+        if issues:
+            raise AssertionConfigError(self.source, [str(i) for i in issues])
 
     @property
     def parsed(self) -> ParsedAssertions:
@@ -151,6 +155,8 @@ class AssertionGateFactory:
             self.parsed, self.registry, resources=dict(source.resources) or None,
             declared=declared, only=list(selected),
         )  # fmt: skip
+        if "assertion_columns_exist" in self.config.source(self.source).rule_exemptions:
+            columns = []  # exempted in validate: the preflight honours the same exemption
         if issues or columns:
             raise AssertionConfigError(self.source, [str(i) for i in (*issues, *columns)])
 

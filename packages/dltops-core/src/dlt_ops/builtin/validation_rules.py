@@ -43,6 +43,7 @@ CORE_RULE_ORDER = (
     "incremental_cursor_required",
     "incremental_accepts_window",
     "secret_backend_registered",
+    "secrets_not_in_config",
     "alert_sink_registered",
     "ledger_sink_registered",
     "destination_capability",

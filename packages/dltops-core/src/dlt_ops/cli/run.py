@@ -16,6 +16,7 @@ from dlt_ops.cli.state import AppState, RootOption
 
 if TYPE_CHECKING:
     from dlt_ops.runner.model import RunOutcome, RunRequest
+    from dlt_ops.runner.prepare import PreparedRun
 
 _WORKER_ENV = {
     "normalize_workers": "NORMALIZE__WORKERS",
@@ -53,27 +54,24 @@ def _print_reports(outcome: RunOutcome) -> None:
         typer.echo(report, err=True)
 
 
-def _configuration_block(state: AppState, request: RunRequest) -> str:
-    """What is about to run, where, and at which tier (stderr; resolution errors surface later,
-    from the runner, with their exit code)."""
-    from dlt_ops.destinations import resolve_destination
-    from dlt_ops.errors import DltOpsError
+def _configuration_block(request: RunRequest, prepared: PreparedRun) -> str:
+    """What is about to run, where, and at which tier (stderr), once everything that can be
+    refused without running was checked (an unknown source prints no block, only its error)."""
+    from dlt_ops.destinations import TIER_CORE, TIER_DERIVED, adapter_tier
     from dlt_ops.validate.capability import ADAPTER_GATED_FEATURES
 
-    source, resources = request.source, request.resources
-    lines = ["Pipeline configuration", f"  Source: {source}",
-             f"  Resources: {', '.join(resources) if resources else 'all'}"]  # fmt: skip
-    try:
-        where = resolve_destination(state.project(), source, request.dataset)
-    except DltOpsError:
-        return "\n".join(lines)
-    tier = (
-        "full" if state.registry().has("destination", where.engine)
-        else f"core (no adapter: {', '.join(ADAPTER_GATED_FEATURES)} unavailable)"
-    )  # fmt: skip
-    lines += [f"  Destination: {where.engine}", f"  Dataset: {where.dataset}",
-              f"  Capabilities: {tier}"]  # fmt: skip
-    return "\n".join(lines)
+    where, resources = prepared.where, request.resources
+    tier = adapter_tier(prepared.registry, where.engine)
+    if tier == TIER_CORE:
+        tier = f"core (no adapter: {', '.join(ADAPTER_GATED_FEATURES)} unavailable)"
+    elif tier == TIER_DERIVED:
+        tier = "derived (an adapter built from dlt's SQL client; untested)"
+    return "\n".join([
+        "Pipeline configuration", f"  Source: {request.source}",
+        f"  Resources: {', '.join(resources) if resources else 'all'}",
+        f"  Destination: {where.engine}", f"  Dataset: {where.dataset}",
+        f"  Capabilities: {tier}",
+    ])  # fmt: skip
 
 
 def run(
@@ -119,7 +117,7 @@ def run(
 ) -> None:
     """Run one source: ledger row, preflight, extract, normalize, load."""
     from dlt_ops.errors import DltOpsError, InterruptedRunError, UsageError
-    from dlt_ops.runner.run import RunFailedError, RunRequest, execute_run
+    from dlt_ops.runner.run import RunFailedError, RunRequest, execute_run, prepare_for
     from dlt_ops.runner.window import window_from_options
 
     state: AppState = ctx.obj.with_root(root)
@@ -135,7 +133,8 @@ def run(
     )
     if not yes and not sys.stdin.isatty():
         raise UsageError("not a terminal: pass -y/--yes to run without confirmation.")
-    typer.echo(_configuration_block(state, request), err=True)
+    prepared = prepare_for(state.registry(), config, request)  # refusals: exit 2, nothing written
+    typer.echo(_configuration_block(request, prepared), err=True)
     if not yes and not typer.confirm("Start pipeline?", default=True, err=True):
         typer.echo("Aborted: nothing was run.", err=True)
         raise typer.Exit(0)  # declining is a choice, not a failure
@@ -148,7 +147,7 @@ def run(
         }
     ):
         try:
-            outcome = execute_run(state.registry(), config, request)
+            outcome = execute_run(state.registry(), config, request, prepared=prepared)
         except KeyboardInterrupt:
             raise InterruptedRunError(
                 "interrupted: the run's ledger row was ended as failed."
@@ -163,6 +162,8 @@ def run(
             typer.echo(f"✓ run {record.run_id} completed: {loaded} record(s) loaded")
         return
     error = outcome.error
-    if isinstance(error, DltOpsError) and error.exit_code != 1:
+    # the run wrote its ledger row, so it did something: exit 1 (2 means nothing was done);
+    # only codes beyond 2 (an interrupted run's 130) pass through
+    if isinstance(error, DltOpsError) and error.exit_code > 2:
         raise error
     raise RunFailedError(outcome)

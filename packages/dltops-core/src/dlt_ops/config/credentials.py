@@ -119,3 +119,27 @@ def resolve_destination_setting(
             if value is not None and not isinstance(value, Mapping):
                 return value
     return None
+
+
+def credentials_in_config(raw_config: Mapping[str, Any], engine: str) -> str | None:
+    """The ``config.toml`` key holding a password for ``engine``'s credentials, if any.
+
+    dlt refuses secrets from ``config.toml`` only when it resolves them, mid-run; this finds the
+    mistake from the file alone (``destination.<engine>.credentials`` or
+    ``destination.credentials``, as a connection string or a table with ``password``).
+    """
+    destination = raw_config.get("destination")
+    if not isinstance(destination, Mapping):
+        return None
+    for path in (("destination", engine, "credentials"), ("destination", "credentials")):
+        creds = _toml_lookup(raw_config, path)
+        key = ".".join(path)
+        if isinstance(creds, str) and "://" in creds:
+            try:
+                if urlsplit(creds).password:
+                    return key
+            except ValueError:
+                continue
+        elif isinstance(creds, Mapping) and creds.get("password"):
+            return f"{key}.password"
+    return None

@@ -94,7 +94,7 @@ def _harvesting_trace_log() -> type[Any]:
     from dlt.common.configuration.specs import configspec
     from dlt.common.configuration.utils import ResolvedValueTrace, TraceLogContext
 
-    @configspec
+    @configspec(init=False)  # the base class writes its own __init__
     class HarvestingTraceLog(TraceLogContext):
         def log(self, trace: ResolvedValueTrace) -> None:
             _remember_trace(trace)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from dlt_ops.adapters import check_identifier
 from dlt_ops.destinations import resolve_destination
+from dlt_ops.runner.refusals import check_before_start, refused_before_start
 
 if TYPE_CHECKING:
     from dlt.extract.source import DltSource
@@ -113,9 +114,12 @@ def prepare_run(
     where = resolve_destination(config, source, dataset)
     # the ledger, receipts and state tables live in this dataset: refuse a name no adapter
     # could quote before anything is written (exit 2), rather than lose the ledger silently
-    check_identifier(where.dataset, max_length=1024, subject="dataset")
+    full_tier = registry.has("destination", where.engine)
+    check_identifier(where.dataset, max_length=_longest_name(registry, where, full_tier),
+                     subject="dataset")  # fmt: skip
     registry.get("trigger_emitter", trigger_source)  # must be registered
     check_ledger_sinks(registry, config)
+    check_before_start(registry, config, project, where, source, resources)
     prepared = PreparedRun(
         config=config,
         registry=registry,
@@ -123,7 +127,17 @@ def prepare_run(
         source=source,
         resources=resources,
         where=where,
-        full_tier=registry.has("destination", where.engine),
+        full_tier=full_tier,
     )
-    prepared.gate_factories = prepare_hooks(registry, prepared)
+    with refused_before_start():  # e.g. an assertion config that does not parse
+        prepared.gate_factories = prepare_hooks(registry, prepared)
     return prepared
+
+
+def _longest_name(registry: PluginRegistry, where: ResolvedDestination, full_tier: bool) -> int:
+    """The longest dataset name the destination keeps intact (its adapter says; else 1024)."""
+    if not full_tier:
+        return 1024
+    from dlt_ops.destinations import load_adapter
+
+    return load_adapter(registry, where.engine).capabilities.max_identifier_length

@@ -148,6 +148,23 @@ def schema_contract_declared(ctx: ValidationContext) -> Iterator[Finding]:
                 )  # fmt: skip
 
 
+def secrets_not_in_config(ctx: ValidationContext) -> Iterator[Finding]:
+    """No destination password in .dlt/config.toml (dlt reads secrets only from secrets.toml
+    or the environment, and would refuse it in the middle of a run)."""
+    from dlt_ops.config.credentials import credentials_in_config
+    from dlt_ops.destinations import resolve_destination
+    from dlt_ops.errors import CredentialsInConfigError, DltOpsError
+
+    for s in ctx.sources():
+        try:
+            engine = resolve_destination(ctx.config, s.name).engine
+        except DltOpsError:
+            continue  # reported by the destination rules
+        key = credentials_in_config(ctx.config.raw, engine)
+        if key is not None:
+            yield Finding(s.name, "credentials", str(CredentialsInConfigError(key)))
+
+
 STATIC_RULES = (
     Rule("config_section_required", "Every source has a [sources.<name>] config section.",
          config_section_required),
@@ -163,4 +180,6 @@ STATIC_RULES = (
          cursor_not_load_timestamp),
     Rule("schema_contract_declared", "A declared schema_contract is the canonical literal.",
          schema_contract_declared),
+    Rule("secrets_not_in_config", "No destination password in .dlt/config.toml.",
+         secrets_not_in_config, exemptable=False),
 )  # fmt: skip

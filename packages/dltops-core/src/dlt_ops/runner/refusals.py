@@ -1,0 +1,85 @@
+"""Mistakes a run refuses before it writes anything (exit 2: "nothing was done", SPEC §1.4).
+
+Everything here runs in ``prepare_run``, before the ledger's start row, the destination session
+or dlt's working state exist. A mistake that can only be seen once the run started (a source
+that raises when called, a model that lacks an asserted column) is a failed run (exit 1) with
+its ledger row; a mistake visible from the project's files and the plugins must never cost a
+database file, a schema or a ``failed`` row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from dlt_ops.errors import CredentialsInConfigError, PreflightError, UnknownResourceError
+
+if TYPE_CHECKING:
+    from dlt_ops.config import ProjectConfig
+    from dlt_ops.destinations import ResolvedDestination
+    from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.project.model import Project
+
+
+@contextmanager
+def refused_before_start() -> Iterator[None]:
+    """A preflight refusal raised before the start row changes nothing: exit 2, not 1."""
+    try:
+        yield
+    except PreflightError as exc:
+        exc.exit_code = 2
+        raise
+
+
+def check_resource_names(
+    project: Project, config: ProjectConfig, source: str, wanted: tuple[str, ...]
+) -> None:
+    """``-r`` names resources the source has (static scan, else the cached sandboxed look).
+
+    When neither can list the source's resources (it cannot be instantiated without its
+    credentials, say) the check is left to the run, which then fails with its ledger row.
+    """
+    if not wanted:
+        return
+    known = set(project.source(source).static_resources)
+    if set(wanted) <= known:
+        return
+    from dlt_ops.project.introspect import introspect
+
+    try:  # the facts validate cached, else one sandboxed instantiation (as `resources` does)
+        facts = introspect(project, config, [source], cached_facts=True)[source].facts
+    except Exception:  # noqa: BLE001 - the look is advisory; the run re-checks
+        return
+    if facts is None:
+        return
+    known |= set(facts.resource_names)
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        raise UnknownResourceError(source, unknown, sorted(known))
+
+
+def check_credentials_file(config: ProjectConfig, where: ResolvedDestination) -> None:
+    """No password-bearing destination credentials in ``config.toml`` (dlt rejects them)."""
+    from dlt_ops.config.credentials import credentials_in_config
+
+    key = credentials_in_config(config.raw, where.engine)
+    if key is not None:
+        raise CredentialsInConfigError(key)
+
+
+def check_before_start(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    project: Project,
+    where: ResolvedDestination,
+    source: str,
+    resources: tuple[str, ...],
+) -> None:
+    """Every refusal that needs no running source, in the order a user would fix them."""
+    from dlt_ops.secrets import resolve_secret_backend
+
+    check_credentials_file(config, where)
+    with refused_before_start():
+        resolve_secret_backend(config, registry, source)  # a broken secrets.toml, say
+    check_resource_names(project, config, source, resources)
