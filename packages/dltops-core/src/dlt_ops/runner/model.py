@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from dlt_ops.destinations import ResolvedDestination
     from dlt_ops.ledger import RunRecord
     from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.runner.packages import LoadedBooks
     from dlt_ops.runner.window import Window
 
 
@@ -70,6 +71,8 @@ class RunState:
     #: Selected resource → its root table name.
     tables: dict[str, str] = field(default_factory=dict)
     gates: list[ExtractGate] = field(default_factory=list)
+    #: What the load step booked, this run's packages and earlier runs' pending ones.
+    loaded: LoadedBooks | None = None
 
 
 @dataclass

@@ -19,6 +19,7 @@ import socket
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import structlog
@@ -30,14 +31,23 @@ from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import ResolvedDestination, open_session
 from dlt_ops.errors import DltOpsError
 from dlt_ops.ledger import LedgerWriter, RunRecord, RunStatus, summarize_error
+from dlt_ops.ledger.abandoned import close_dead_runs_of, close_runs_by_id
 from dlt_ops.ledger.build import build_sinks
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.runner import counts, lifecycle
 from dlt_ops.runner.context import RunContext, active_run
 from dlt_ops.runner.model import RunOutcome, RunPhase, RunRequest
+from dlt_ops.runner.packages import (
+    PackageBook,
+    PackageOrigin,
+    book_loaded,
+    count_landed_rows,
+    rows_per_package,
+)
 from dlt_ops.runner.pipeline import build_pipeline, pipelines_dir, project_environment
 from dlt_ops.runner.prepare import PreparedRun, prepare_run
 from dlt_ops.runner.window import Window
+from dlt_ops.runner.working_dir import repair_interrupted_commits
 
 if TYPE_CHECKING:
     from dlt.common.pipeline import LoadInfo
@@ -217,6 +227,7 @@ def execute_run(
     state = ctx.state
     with bound, project_environment(config.root), _no_trace_left(config, request, where):
         writer.start()
+        close_dead_runs_of(writer.sinks, request.source, closed_by=run_id)
         lifecycle.run_started(ctx, writer.record)
         try:
             load_info = _execute(ctx, request, prepared)
@@ -241,8 +252,12 @@ def execute_run(
             RunStatus.completed,
             dlt_run_id=counts.first_load_id(load_info),
             records_extracted=counts.records_extracted(trace),
-            records_loaded=counts.records_loaded(trace),
+            records_loaded=(
+                state.loaded.records_loaded if state.loaded else counts.records_loaded(trace)
+            ),
         )
+        if state.loaded and state.loaded.inherited:
+            _close_inherited(writer, request.source, state.loaded.inherited)
         outcome = RunOutcome(
             record, state.phase, load_info=load_info, pipeline=state.pipeline,
             gates=tuple(state.gates),
@@ -251,6 +266,24 @@ def execute_run(
         session.close()
         log.info("run.completed", records_loaded=record.records_loaded)
         return outcome
+
+
+def _close_inherited(
+    writer: LedgerWriter, source: str, inherited: tuple[PackageOrigin, ...]
+) -> None:
+    """Close the rows of the runs whose pending packages this run loaded (they are dead)."""
+    run_id = writer.record.run_id
+    reasons = {
+        o.run_id: f"its load package {o.load_id} ({o.rows if o.rows is not None else '?'} "
+        f"rows) was loaded by run {run_id}, which counts those rows"
+        for o in inherited
+        if o.run_id is not None and o.run_id != run_id
+    }
+    for origin in inherited:
+        log.info("run.inherited_package", load_id=origin.load_id, from_run=origin.run_id,
+                 rows=origin.rows)  # fmt: skip
+    if reasons:
+        close_runs_by_id(writer.sinks, reasons, source=source)
 
 
 def _table_name(resource: DltResource) -> str:
@@ -280,6 +313,8 @@ def _execute(ctx: RunContext, request: RunRequest, prepared: PreparedRun) -> Loa
         working_dir=request.working_dir, adapter=report.destination.adapter,
     )  # fmt: skip
     state.pipeline = pipeline
+    book = PackageBook(Path(pipeline.working_dir))
+    repair_interrupted_commits(Path(pipeline.working_dir))
     state.tables = {n: _table_name(r) for n, r in source.selected_resources.items()}
     for gate in gates:
         source = gate.attach(source)
@@ -291,13 +326,20 @@ def _execute(ctx: RunContext, request: RunRequest, prepared: PreparedRun) -> Loa
         # explicit steps so gates can judge the run's package between extract and load
         state.phase = RunPhase.extract
         extract_info = pipeline.extract(source)
+        own = set(extract_info.loads_ids)
+        for load_id in own:
+            book.extracted(load_id, ctx.run_id)
         state.phase = RunPhase.gates
         for gate in gates:
             gate.after_extract(pipeline, extract_info.loads_ids[-1])
         state.phase = RunPhase.normalize
-        pipeline.normalize()
+        book.normalized(rows_per_package(pipeline.normalize()))
         state.phase = RunPhase.load
         with request.load_guard() if request.load_guard is not None else nullcontext():
             load_info = pipeline.load()
+        # a package an earlier run left pending loads here too: book its rows to this run
+        state.loaded = book_loaded(
+            book, list(load_info.loads_ids), own, lambda lid: count_landed_rows(pipeline, lid)
+        )
         state.phase = RunPhase.done
     return load_info

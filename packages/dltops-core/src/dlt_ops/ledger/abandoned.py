@@ -1,0 +1,127 @@
+"""Closing ledger rows whose run is known to be dead, so no row stays ``running`` forever.
+
+A run killed by SIGKILL (or an OOM killer, or a destination that vanished before the finish
+could be written) leaves its row ``running``. Two moments prove such a row dead:
+
+* a later run of the same source on the **same host** finds the row's process gone — PIDs are
+  only meaningful on the host that wrote them, so rows of other hosts are left to ``status``'s
+  ``abandoned?`` (heartbeat) view;
+* a later run **loads the dead run's pending load package**: the dead run can no longer be
+  loading it.
+
+The row is then finished as ``failed`` with an ``abandoned: ...`` reason naming what found it.
+The finish matches the row's own key (run id, source, start time) and status ``running``, so a
+row that did end meanwhile is never overwritten. Best effort, like every ledger write.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable, Sequence
+
+import structlog
+
+from dlt_ops.clock import utcnow
+from dlt_ops.ledger.model import ERROR_SUMMARY_MAX, RunRecord, RunStatus
+from dlt_ops.ledger.sinks import LedgerQuery, LedgerSink, RunReader
+from dlt_ops.redact import redact
+
+log = structlog.get_logger(__name__)
+
+#: How many of a source's newest ``running`` rows are examined at the start of a run.
+SCAN_LIMIT = 200
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with ``pid`` exists on this host (one we may not signal counts too)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def dead_on_this_host(record: RunRecord, *, host: str | None = None) -> bool:
+    """A ``running`` row written on this host by a process that no longer exists."""
+    here = host or socket.gethostname()
+    return (
+        record.status == RunStatus.running
+        and record.host == here
+        and record.pid is not None
+        and record.pid != os.getpid()
+        and not pid_alive(record.pid)
+    )
+
+
+def close_rows(
+    sinks: Sequence[tuple[str, LedgerSink]],
+    rows: Callable[[RunReader], list[RunRecord]],
+    reason: Callable[[RunRecord], str],
+) -> list[RunRecord]:
+    """Finish, as ``failed``, the ``running`` rows each readable sink returns for ``rows``.
+
+    Returns the rows closed (each once, whichever sinks held it).
+    """
+    closed: dict[tuple[str, str, object], RunRecord] = {}
+    now = utcnow()
+    for name, sink in sinks:
+        if not isinstance(sink, RunReader):
+            continue
+        try:
+            for record in rows(sink):
+                if record.status != RunStatus.running:
+                    continue
+                text = redact(f"abandoned: {reason(record)}")[:ERROR_SUMMARY_MAX]
+                ended = record.replace(status=str(RunStatus.failed), completed_at=now,
+                                       error_summary=text)  # fmt: skip
+                sink.finish(ended)
+                closed[(record.run_id, record.source_section, record.started_at)] = ended
+        except Exception as exc:  # the ledger is observability: the run goes on
+            log.error(
+                f"Failed to close abandoned ledger rows in {sink.target} (non-fatal)",
+                sink=name,
+                error=redact(f"{type(exc).__name__}: {exc}"),
+            )
+    for record in closed.values():
+        log.warning("ledger.abandoned_closed", run_id=record.run_id, reason=record.error_summary)
+    return list(closed.values())
+
+
+def close_dead_runs_of(
+    sinks: Sequence[tuple[str, LedgerSink]], source: str, *, closed_by: str
+) -> list[RunRecord]:
+    """Close ``source``'s ``running`` rows whose process died on this host."""
+    host = socket.gethostname()
+
+    def rows(reader: RunReader) -> list[RunRecord]:
+        query = LedgerQuery(source=source, status=str(RunStatus.running), limit=SCAN_LIMIT)
+        return [r for r in reader.read_runs(query) or [] if dead_on_this_host(r, host=host)]
+
+    return close_rows(
+        sinks,
+        rows,
+        lambda r: f"process {r.pid} on {r.host} is gone (found by run {closed_by})",
+    )
+
+
+def close_runs_by_id(
+    sinks: Sequence[tuple[str, LedgerSink]],
+    reasons: dict[str, str],
+    *,
+    source: str,
+) -> list[RunRecord]:
+    """Close the ``running`` rows of ``source`` whose run id is a key of ``reasons``."""
+
+    def rows(reader: RunReader) -> list[RunRecord]:
+        out: list[RunRecord] = []
+        for run_id in reasons:
+            out += [r for r in reader.read_run(run_id) if r.run_id == run_id
+                    and r.source_section == source]  # fmt: skip
+        return out
+
+    return close_rows(sinks, rows, lambda r: reasons[r.run_id])

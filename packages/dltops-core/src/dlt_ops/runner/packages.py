@@ -1,0 +1,176 @@
+"""Which run each dlt load package came from, and how many rows it holds.
+
+dlt keeps a package that was extracted or normalized but not loaded (the run was killed, the
+destination went away) and loads it on the next run of the pipeline. That next run must book
+those rows — the ledger's loaded counts have to add up to what the tables hold — and say whose
+they were. dlt knows neither once the first process is gone: a package's row counts live only
+in the normalize step's in-memory metrics. So each run notes, in a small JSON file next to dlt's
+working state, the run that extracted each package and its rows per table once normalized; the
+run that finally loads a package reads them back.
+
+The file is data only (never unpickled) and advisory: a missing or unreadable one means "rows
+unknown" for an earlier package, which is logged, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+log = structlog.get_logger(__name__)
+
+BOOK_FILE = "dltops-packages.json"
+
+
+@dataclass(frozen=True)
+class PackageOrigin:
+    """The run that extracted a load package, and the package's rows once known."""
+
+    load_id: str
+    run_id: str | None
+    rows: int | None
+
+
+class PackageBook:
+    """Read-modify-write of one pipeline working directory's package notes."""
+
+    def __init__(self, working_dir: Path) -> None:
+        self.path = working_dir / BOOK_FILE
+
+    def _read(self) -> dict[str, dict[str, Any]]:
+        try:
+            data = json.loads(self.path.read_text("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, dict)}
+
+    def _write(self, data: dict[str, dict[str, Any]]) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data, sort_keys=True), "utf-8")
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            log.warning("packages.book_not_written", path=str(self.path), error=str(exc))
+
+    def extracted(self, load_id: str, run_id: str) -> None:
+        """Note that ``run_id`` extracted package ``load_id``."""
+        data = self._read()
+        data.setdefault(load_id, {})["run_id"] = run_id
+        self._write(data)
+
+    def normalized(self, rows_by_package: dict[str, int]) -> None:
+        """Note each package's user-table rows, as the normalize step counted them."""
+        if not rows_by_package:
+            return
+        data = self._read()
+        for load_id, rows in rows_by_package.items():
+            data.setdefault(load_id, {})["rows"] = rows
+        self._write(data)
+
+    def origin(self, load_id: str) -> PackageOrigin:
+        """What is known of ``load_id``."""
+        entry = self._read().get(load_id, {})
+        run_id, rows = entry.get("run_id"), entry.get("rows")
+        return PackageOrigin(
+            load_id,
+            run_id if isinstance(run_id, str) else None,
+            rows if isinstance(rows, int) and not isinstance(rows, bool) else None,
+        )
+
+    def forget(self, load_ids: list[str]) -> None:
+        """Drop the notes of packages that are loaded now."""
+        data = self._read()
+        if any(k in data for k in load_ids):
+            for load_id in load_ids:
+                data.pop(load_id, None)
+            self._write(data)
+
+
+def rows_per_package(normalize_info: Any) -> dict[str, int]:
+    """User-table rows of each package a normalize step processed (``_dlt*`` tables excluded)."""
+    out: dict[str, int] = {}
+    metrics = getattr(normalize_info, "metrics", None) or {}
+    for load_id, steps in metrics.items():
+        total = 0
+        for step in steps:
+            for table, m in step.get("table_metrics", {}).items():
+                if not table.startswith("_dlt"):
+                    total += m.items_count
+        out[load_id] = total
+    return out
+
+
+@dataclass(frozen=True)
+class LoadedBooks:
+    """What a run's load step loaded: rows in total, and the packages of earlier runs."""
+
+    records_loaded: int | None
+    inherited: tuple[PackageOrigin, ...]
+
+
+def book_loaded(
+    book: PackageBook,
+    load_ids: list[str],
+    own: set[str],
+    count_landed: Callable[[str], int | None] | None = None,
+) -> LoadedBooks:
+    """Sum the rows of every package loaded (``load_ids``); ``own`` are this run's packages.
+
+    A package whose rows were never noted (its run died between normalize and the note, or
+    ran before this book existed) is counted where it landed, by ``count_landed``.
+    """
+    total: int | None = 0
+    inherited: list[PackageOrigin] = []
+    for load_id in load_ids:
+        origin = book.origin(load_id)
+        if origin.rows is None and count_landed is not None:
+            origin = PackageOrigin(origin.load_id, origin.run_id, count_landed(load_id))
+        if load_id not in own:
+            inherited.append(origin)
+        if origin.rows is None:
+            log.warning("packages.rows_unknown", load_id=load_id)
+            total = None
+        elif total is not None:
+            total += origin.rows
+    book.forget(load_ids)
+    return LoadedBooks(total, tuple(inherited))
+
+
+def count_landed_rows(pipeline: Any, load_id: str) -> int | None:
+    """Rows of package ``load_id`` in the destination's user tables (nested tables through
+    their root row), read with dlt's own SQL client; ``None`` when they cannot be counted."""
+    from dlt.common.schema.utils import get_root_table
+
+    try:
+        schema = pipeline.default_schema
+        tables = schema.data_tables()
+        total = 0
+        with pipeline.sql_client() as client:
+            for table in tables:
+                name, columns = table["name"], table.get("columns", {})
+                if name.startswith("_dlt"):
+                    continue
+                qualified = client.make_qualified_table_name(name)
+                if "_dlt_load_id" in columns:
+                    sql = f"SELECT count(*) FROM {qualified} WHERE _dlt_load_id = %s"
+                else:
+                    root = get_root_table(schema.tables, name)["name"]
+                    sql = (
+                        f"SELECT count(*) FROM {qualified} WHERE _dlt_root_id IN (SELECT _dlt_id "
+                        f"FROM {client.make_qualified_table_name(root)} WHERE _dlt_load_id = %s)"
+                    )
+                rows = client.execute_sql(sql, load_id)
+                total += int(rows[0][0]) if rows else 0
+        return total
+    except Exception as exc:  # noqa: BLE001 - a count we cannot take is reported as unknown
+        log.warning("packages.count_failed", load_id=load_id, error=str(exc)[:300])
+        return None
