@@ -39,7 +39,8 @@ SELECT_RUN_BY_ID = Statement(
 
 def select_runs(query: LedgerQuery) -> tuple[Statement, tuple[object, ...]]:
     """The newest-first SELECT for ``query`` and its parameters."""
-    where, params = ["source_section = ?"], [query.source]
+    where: list[str] = ["source_section = ?"]
+    params: list[object] = [query.source]
     for column, value in (("resource_name", query.resource), ("status", query.status)):
         if value is not None:
             where.append(f"{column} = ?")

@@ -28,7 +28,7 @@ _TIMESTAMPS = ("started_at", "completed_at", "heartbeat_at", "window_from", "win
 
 
 def _record(line: dict[str, Any]) -> RunRecord:
-    values = {k: line.get(k) for k in ALL_KEYS}
+    values: dict[str, Any] = {k: line.get(k) for k in ALL_KEYS}
     for key in _TIMESTAMPS:
         if values[key] is not None:
             values[key] = datetime.fromisoformat(values[key])

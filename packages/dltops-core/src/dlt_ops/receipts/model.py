@@ -107,7 +107,7 @@ class ReceiptRow:
     @classmethod
     def from_mapping(cls, values: dict[str, Any]) -> ReceiptRow:
         """Build from a row mapping (DB row or JSON line)."""
-        data = {k: values.get(k) for k in RECEIPT_KEYS}
+        data: dict[str, Any] = {k: values.get(k) for k in RECEIPT_KEYS}
         if isinstance(data["run_started_at"], str):
             data["run_started_at"] = datetime.fromisoformat(data["run_started_at"])
         for key in (*COUNT_KEYS, "pages"):

@@ -28,10 +28,10 @@ def records_loaded(trace: Any) -> int | None:
     info = getattr(trace, "last_normalize_info", None) if trace is not None else None
     if info is None:
         return None
-    return sum(count for table, count in info.row_counts.items() if _user(table))
+    return sum(int(count) for table, count in info.row_counts.items() if _user(table))
 
 
 def first_load_id(load_info: Any) -> str | None:
     """dlt's load id of the run (the join key into ``_dlt_loads``)."""
     ids = getattr(load_info, "loads_ids", None) or []
-    return ids[0] if ids else None
+    return str(ids[0]) if ids else None

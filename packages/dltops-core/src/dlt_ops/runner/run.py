@@ -336,7 +336,7 @@ def _execute(ctx: RunContext, request: RunRequest, prepared: PreparedRun) -> Loa
         book.normalized(rows_per_package(pipeline.normalize()))
         state.phase = RunPhase.load
         with request.load_guard() if request.load_guard is not None else nullcontext():
-            load_info = pipeline.load()
+            load_info: LoadInfo = pipeline.load()
         # a package an earlier run left pending loads here too: book its rows to this run
         state.loaded = book_loaded(
             book, list(load_info.loads_ids), own, lambda lid: count_landed_rows(pipeline, lid)
