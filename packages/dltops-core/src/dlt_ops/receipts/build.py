@@ -10,9 +10,6 @@ from dlt_ops.errors import ConfigError
 from dlt_ops.receipts.counting import Tallies
 from dlt_ops.receipts.model import CostBasis, ReceiptRow
 
-#: How far a run got: the receipt needs to know whether this run's package can have loaded.
-PHASES = ("setup", "extract", "gates", "normalize", "load", "done")
-
 
 class Verdicts(Protocol):
     """What the run's gates decided about one resource's rows (summed over gates)."""
@@ -100,7 +97,8 @@ def build_receipts(
     failure: str | None = None,
     tables: Mapping[str, str] | None = None,
 ) -> list[ReceiptRow]:
-    """One row per selected resource. ``phase`` is how far the run got; a run that stopped at
+    """One row per selected resource. ``phase`` is how far the run got (the runner's
+    ``RunPhase``: setup, extract, gates, normalize, load, done); a run that stopped at
     or before the gates dropped its package, so nothing of it is ``out``."""
     written = _written(trace) if phase in ("normalize", "load", "done") else {}
     loaded_ok = phase == "done"
