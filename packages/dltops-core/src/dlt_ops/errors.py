@@ -328,6 +328,19 @@ class AssertionConfigError(PreflightError):
         )
 
 
+class AssertionTypeCrashedError(DltOpsError):
+    """An assertion type raised instead of giving a verdict: a plugin bug. The run fails and
+    nothing of it loads (its load package is dropped)."""
+
+    def __init__(self, assertion_type: str, plugin: str, phase: str, cause: BaseException) -> None:
+        self.assertion_type, self.plugin, self.phase = assertion_type, plugin, phase
+        super().__init__(
+            f"assertion type '{assertion_type}' (plugin {plugin}) raised in {phase}: "
+            f"{type(cause).__name__}: {cause}. Nothing of this run was loaded. Fix or upgrade "
+            f"the plugin, or remove the assertion from [sources.<name>.dlt_ops.assertions]."
+        )
+
+
 class AssertionFailedError(DltOpsError):
     """A ``fail`` assertion tripped: nothing of this run loads and its load package is dropped."""
 

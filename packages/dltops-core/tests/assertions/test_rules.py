@@ -122,6 +122,12 @@ def test_preflight_refuses_invalid_assertions_before_extract(make_project, resou
                                                              needle) -> None:  # fmt: skip
     p = make_project().configure(f"[sources.src.dlt_ops.assertions.{resource}]\n{table}\n")
     p.data(rows(1))
+    if needle == "is batch-scoped":  # wrong from the config alone: refused before any row
+        with pytest.raises(AssertionConfigError, match="is batch-scoped") as refused:
+            p.run("events", "typed")
+        assert refused.value.exit_code == 2
+        assert not (p.root / "src_pipeline.duckdb").exists()
+        return
     outcome = p.run("events", "typed")
     assert isinstance(outcome.error, AssertionConfigError), outcome.error
     assert needle in str(outcome.error)

@@ -51,6 +51,15 @@ def load_type(registry: PluginRegistry, name: str) -> Any:
     return obj
 
 
+def plugin_label(registry: PluginRegistry, type_name: str) -> str:
+    """Who registered assertion type ``type_name`` (entry point and distribution or module),
+    for messages about a misbehaving type; call after :func:`load_type`."""
+    for reg in registry.registrations(KIND):
+        if reg.name == type_name:
+            return f"{reg.source.name}, {reg.source.origin}"
+    return "unknown plugin"
+
+
 @contextmanager
 def _project_on_path(root: Path | None) -> Iterator[None]:
     if root is None or str(root) in sys.path:
@@ -92,11 +101,13 @@ def _ctx(source: str, resource: str, columns: tuple[str, ...] | None) -> Asserti
     return AssertionContext(source, resource, columns)
 
 
-def _messages(atype: Any, params: Mapping[str, Any], ctx: AssertionContext) -> list[str]:
+def _messages(
+    atype: Any, params: Mapping[str, Any], ctx: AssertionContext, plugin: str
+) -> list[str]:
     try:
         return [str(m) for m in atype.check_config(params, ctx) or ()]
     except Exception as exc:  # a plugin bug is a finding, never a crash
-        return [f"check_config raised {type(exc).__name__}: {exc}"]
+        return [f"check_config of plugin {plugin} raised {type(exc).__name__}: {exc}"]
 
 
 def check_specs(
@@ -157,10 +168,13 @@ def check_specs(
                                     f"'{spec.type_name}' is batch-scoped; on_failure = "
                                     f"\"quarantine\" is invalid — there are no specific rows "
                                     f"to quarantine when a batch verdict fails"))  # fmt: skip
-            plain = _messages(atype, spec.params, _ctx(parsed.source, res.resource, None))
+            plugin = plugin_label(registry, spec.type_name)
+            ctx = _ctx(parsed.source, res.resource, None)
+            plain = _messages(atype, spec.params, ctx, plugin)
             issues += [Issue(spec.field, m) for m in plain]
             cols = (declared or {}).get(res.resource)
             if cols is not None:
-                with_cols = _messages(atype, spec.params, _ctx(parsed.source, res.resource, cols))
+                ctx = _ctx(parsed.source, res.resource, cols)
+                with_cols = _messages(atype, spec.params, ctx, plugin)
                 columns += [Issue(spec.field, m) for m in with_cols if m not in plain]
     return issues, columns

@@ -15,7 +15,8 @@ towards failing the run even when another assertion quarantined it. A row's fate
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ import structlog
 
 from dlt_ops.assertions.model import AssertionSpec, OnFailure
 from dlt_ops.assertions.quarantine import Rejected, params_json, row_json
+from dlt_ops.errors import AssertionTypeCrashedError
 
 log = structlog.get_logger(__name__)
 
@@ -36,6 +38,8 @@ class Entry:
     spec: AssertionSpec
     atype: Any = None
     predicate: Callable[[Any], Any] | None = None
+    #: who registered ``atype`` (for the error when it raises)
+    plugin: str = "unknown plugin"
     state: Any = None
     violations: int = 0
     first: str | None = None
@@ -58,7 +62,18 @@ class Entry:
             if self.predicate(row):
                 return None
             return f"predicate {self.spec.predicate} failed"
-        return self.atype.observe(self.state, row, self.spec.params)
+        with self.crash_guard("observe"):
+            return self.atype.observe(self.state, row, self.spec.params)
+
+    @contextmanager
+    def crash_guard(self, phase: str) -> Iterator[None]:
+        """A type that raises is a plugin bug: say which type and plugin, in which phase."""
+        try:
+            yield
+        except AssertionTypeCrashedError:
+            raise
+        except Exception as exc:
+            raise AssertionTypeCrashedError(self.name, self.plugin, phase, exc) from exc
 
 
 @dataclass(frozen=True)
@@ -87,7 +102,8 @@ class ResourceEngine:
     def __post_init__(self) -> None:
         for e in self.entries:
             if e.atype is not None:
-                e.state = e.atype.start(e.spec.params)
+                with e.crash_guard("start"):
+                    e.state = e.atype.start(e.spec.params)
             e.params_json = params_json(e.spec.params)
 
     def observe(self, row: Mapping[str, Any]) -> bool:
@@ -131,7 +147,8 @@ class ResourceEngine:
         failures: list[Failure] = []
         for e in self.entries:
             if not e.row_scoped:
-                verdict = e.atype.finalize(e.state, e.spec.params)
+                with e.crash_guard("finalize"):
+                    verdict = e.atype.finalize(e.state, e.spec.params)
                 if verdict is None:
                     continue
                 e.violations, e.first = 1, verdict

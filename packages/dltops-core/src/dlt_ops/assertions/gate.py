@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import structlog
 from dlt.extract.items_transform import BaseItemTransform, ItemTransform
 
-from dlt_ops.assertions.checks import check_specs, load_type, resolve_predicate
+from dlt_ops.assertions.checks import check_specs, load_type, plugin_label, resolve_predicate
 from dlt_ops.assertions.engine import Entry, ResourceEngine
 from dlt_ops.assertions.model import ParsedAssertions, parse_assertions
 from dlt_ops.assertions.quarantine import QuarantineWriter
@@ -120,7 +120,9 @@ def build_engines(
                     ]) from exc  # fmt: skip
                 entries.append(Entry(spec, predicate=fn))
             else:
-                entries.append(Entry(spec, atype=load_type(registry, spec.type_name)))
+                atype = load_type(registry, spec.type_name)
+                entries.append(Entry(spec, atype=atype,
+                                     plugin=plugin_label(registry, spec.type_name)))  # fmt: skip
         if entries:
             engines[res.resource] = ResourceEngine(parsed.source, res.resource, entries)
     return engines
@@ -192,9 +194,13 @@ class AssertionGate:
 
     def after_extract(self, pipeline: Pipeline, load_id: str) -> None:
         """Take every verdict; on failure drop this run's package and raise; else quarantine."""
-        for name, engine in self.engines.items():
-            for failure in engine.finalize():
-                self.failures.append((name, failure.assertion_type, failure.message))
+        try:
+            for name, engine in self.engines.items():
+                for failure in engine.finalize():
+                    self.failures.append((name, failure.assertion_type, failure.message))
+        except BaseException:  # a crashing type (or Ctrl-C): no verdict, so nothing may load
+            drop_package(pipeline, load_id)
+            raise
         log.info("assertions.summary", **self.details())
         if self.failures:
             drop_package(pipeline, load_id)
