@@ -178,3 +178,13 @@ def test_opting_out_of_external_schedulers_is_refused(make_project, h, loaded) -
     root = make_project({"p/source/alpha.py": src}, h.section("alpha"))
     with pytest.raises(errors.IncrementalWindowError, match="allow_external_schedulers=False"):
         run_preflight(*loaded(root, "alpha"), window=True)
+
+
+def test_cursor_rule_says_how_for_sql_table(make_project, run_validate, h, sqlite_db) -> None:
+    root = sql_project(make_project, h, sqlite_db, "None")
+    config = root / ".dlt" / "config.toml"
+    switch = "\n[dlt_ops.rules]\nincremental_cursor_required = true\n"
+    config.write_text(config.read_text() + switch)
+    [found] = h.by_rule(run_validate(root), "incremental_cursor_required")
+    assert "Resource 'orders'" in found.message
+    assert "sql_table(..., incremental=dlt.sources.incremental(" in found.message

@@ -143,9 +143,21 @@ def incremental_cursor_required(ctx: ValidationContext) -> Iterator[Finding]:
                     intro.info.name, f"incremental.{res.name}",
                     f"Resource '{res.name}' of {cfg.schedule} source '{intro.info.name}' has no "
                     f"incremental cursor, so every run reloads everything. Declare "
-                    f"dlt.sources.incremental(...) or exempt it: [sources.{intro.info.name}."
-                    f'dlt_ops.rule_exemptions] incremental_cursor_required = "<why>"',
+                    f"{_CURSOR_HOW.get(res.builder or '', _CURSOR_HOW[''])} or exempt it: "
+                    f"{_exemption(intro.info.name, 'incremental_cursor_required')}",
                 )  # fmt: skip
+
+
+#: How to declare a cursor, by who built the resource (dlt's own sources take it as config).
+_CURSOR_HOW = {
+    "": "dlt.sources.incremental(...)",
+    "sql_database": 'one: sql_table(..., incremental=dlt.sources.incremental("updated_at", '
+    "initial_value=<a datetime>))",
+    "rest_api": 'one in its endpoint config: "incremental": {"cursor_path": "updated_at", '
+    '"initial_value": <a datetime>}',
+    "filesystem": "one on the file listing: filesystem(...).apply_hints(incremental="
+    'dlt.sources.incremental("modification_date", initial_value=<a datetime>))',
+}
 
 
 LIVE_RULES = (
