@@ -24,6 +24,8 @@ class AlertKind(StrEnum):
     run_failed = "run_failed"
     #: A ``fail`` assertion stopped a run before load.
     assertion_failed = "assertion_failed"
+    #: ``pipeline reconcile`` found drift it had not alerted before.
+    schema_drift = "schema_drift"
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ class Alert:
     backfill_id: str | None = None
     #: ``"<check> on <resource>"`` for every failed check (assertion alerts).
     failed_checks: tuple[str, ...] = ()
+    #: One JSON object per newly drifted column (schema-drift alerts).
+    drift: tuple[Mapping[str, Any], ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         """JSON-ready dict, timestamps ISO-8601."""

@@ -41,6 +41,11 @@ COMMANDS = (
         "dlt_ops.cli.pipeline_backfill:backfill",
         "Backfill SOURCE over [--from, --to) in --chunk pieces; resumable and safe to run twice.",
     ),
+    Entry(
+        "reconcile",
+        "dlt_ops.cli.reconcile:reconcile",
+        "Report schema drift between the destination and the resources' Pydantic models.",
+    ),
 )
 
 pipeline_app = typer.Typer(

@@ -46,6 +46,7 @@ class SourceConfig:
     assertions: Mapping[str, Any] = field(default_factory=dict)
     rule_exemptions: Mapping[str, Any] = field(default_factory=dict)
     cost: Mapping[str, Any] = field(default_factory=dict)
+    reconcile: Mapping[str, Any] = field(default_factory=dict)
     has_section: bool = False
 
     @property
@@ -75,6 +76,7 @@ class ProjectConfig:
     heartbeat_seconds: float = 30.0
     rules: Mapping[str, bool] = field(default_factory=dict)
     plugins: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    reconcile: Mapping[str, Any] = field(default_factory=dict)
     sources: Mapping[str, SourceConfig] = field(default_factory=dict)
     warnings: tuple[ConfigWarning, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict)

@@ -77,6 +77,7 @@ PROJECT_KEYS: Mapping[str, KeySpec] = {
     "heartbeat_seconds": KeySpec("a positive number of seconds", _is_pos_number, 30.0),
     "rules": KeySpec("a table of rule_id = true|false", _is_bool_table, {}),
     "plugins": KeySpec("a table of [dlt_ops.plugins.<kind>] tables", _is_table, {}),
+    "reconcile": KeySpec("a table of removal-drift thresholds", _is_table, {}),
 }
 
 SOURCE_KEYS: Mapping[str, KeySpec] = {
@@ -90,4 +91,5 @@ SOURCE_KEYS: Mapping[str, KeySpec] = {
     "assertions": KeySpec("a table of [..assertions.<resource>] tables", _is_table, {}),
     "rule_exemptions": KeySpec('a table of rule_id = "<reason>"', _is_table, {}),
     "cost": KeySpec("a table with per_record or per_page", _is_table, {}),
+    "reconcile": KeySpec("a table of removal-drift thresholds", _is_table, {}),
 }
