@@ -46,6 +46,11 @@ COMMANDS = (
         "dlt_ops.cli.reconcile:reconcile",
         "Report schema drift between the destination and the resources' Pydantic models.",
     ),
+    Entry(
+        "clean",
+        "dlt_ops.cli.clean:clean",
+        "Remove a source's data, dlt state and dlt-ops rows (plan first, audited in the ledger).",
+    ),
 )
 
 pipeline_app = typer.Typer(
