@@ -189,3 +189,9 @@ def wait_for(
             return condition()
         time.sleep(0.005)
     raise AssertionError(f"condition never held within {timeout} s")
+
+
+def has_normalized_package(project: FaultProject) -> bool:
+    """dlt moved a package to ``load/normalized``: the load step is next (or running)."""
+    pipelines = project.root / ".dlt-ops" / "pipelines"
+    return any(pipelines.glob("**/load/normalized/*")) if pipelines.is_dir() else False

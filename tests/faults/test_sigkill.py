@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from ._project import FaultProject, make_project, wait_for, wait_for_line
+from ._project import (
+    FaultProject,
+    has_normalized_package,
+    make_project,
+    wait_for,
+    wait_for_line,
+)
 
 ROWS, PAGES = 4000, 8
 TRIALS = 3  # per engine and variant: 12 trials here, plus the backfill chunk family
@@ -34,17 +40,12 @@ def _kill_point(rng, k: int) -> tuple[str, float]:  # noqa: ANN001
     return "extracted", rng.uniform(0.0, 1.5)
 
 
-def _normalized(project: FaultProject) -> bool:
-    load = project.root / ".dlt-ops" / "pipelines" / f"{project.name}_pipeline" / "load"
-    return any((load / "normalized").glob("*")) if (load / "normalized").exists() else False
-
-
 def _trial(project: FaultProject, k: int, point: tuple[str, float]) -> str:
     progress = project.root / f"progress-{k}.txt"
     env = {"FT_ROWS": str(ROWS), "FT_PAGES": str(PAGES), "FT_PROGRESS": str(progress)}
     proc = project.popen("pipeline", "run", "-s", project.name, "-y", env=env)
     if point[0] == NORMALIZED:
-        reached = wait_for(lambda: _normalized(project), proc)
+        reached = wait_for(lambda: has_normalized_package(project), proc)
     else:
         reached = wait_for_line(progress, point[0], proc)
     kill_at = time.monotonic() + point[1]

@@ -1,0 +1,168 @@
+"""The destination goes away mid-run — stopped (``pg_ctl -m immediate``) or frozen (``SIGSTOP``
+on every server process) — and comes back: every row lands exactly once, the ledger books what
+landed, and no row is left ``running``.
+
+Each test starts its own PostgreSQL server (the session's shared one must not be stopped).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dlt_ops.testing.postgres import PostgresServer, find_bindir, running_postgres
+
+from ._project import (
+    FaultProject,
+    has_normalized_package,
+    make_project,
+    wait_for,
+    wait_for_line,
+)
+
+ROWS, PAGES = 4000, 8
+#: mid-extract trials: slow pages; mid-load trials: enough rows that the load takes a while
+SCENARIOS = {
+    "page 2": (ROWS, {"FT_ROWS": str(ROWS), "FT_PAGES": str(PAGES), "FT_PAGE_SLEEP": "0.3"}),
+    "normalized": (60000, {"FT_ROWS": "60000", "FT_PAGES": "6", "FT_PAGE_SLEEP": "0"}),
+}
+
+
+class Server:
+    """A private PostgreSQL server that a test may stop, restart, freeze and thaw."""
+
+    def __init__(self, server: PostgresServer) -> None:
+        assert server.data_dir is not None, "needs a server the suite started itself"
+        self.server, self.data = server, server.data_dir
+        self.bindir = find_bindir()
+
+    def _ctl(self, *args: str) -> None:
+        cmd = [str(self.bindir / "pg_ctl"), "-D", str(self.data), *args]
+        if os.geteuid() == 0:
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True)
+
+    def stop(self) -> None:
+        self._ctl("-m", "immediate", "-w", "stop")
+
+    def start(self) -> None:
+        from dlt_ops.testing import postgres as pg
+
+        root = self.data.parent
+        opts = f"-h 127.0.0.1 -p {self.server.port} -k {root} {pg._SERVER_OPTIONS}"
+        self._ctl("-l", str(root / "server.log"), "-w", "-t", "60", "-o", opts, "start")
+
+    def _pids(self) -> list[int]:
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        children = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == postmaster:
+                children.append(int(stat.parent.name))
+        return [postmaster, *children]
+
+    def signal(self, sig: signal.Signals) -> None:
+        for pid in self._pids():
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    from dlt_ops.testing.postgres import PostgresUnavailable
+
+    try:
+        with running_postgres() as pg:
+            if pg.data_dir is None:
+                pytest.skip("an external PostgreSQL (DLTOPS_TEST_POSTGRES_URL) cannot be stopped")
+            srv = Server(pg)
+            try:
+                yield srv
+            finally:
+                srv.signal(signal.SIGCONT)  # never leave a frozen server behind
+    except PostgresUnavailable as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(str(exc))
+
+
+def _project(tmp_path: Path, server: Server, k: int) -> FaultProject:
+    db = server.server.create_database()
+    return make_project(tmp_path / f"t{k}", "postgres", db=db)
+
+
+def _verify(project: FaultProject, figures, rows: int) -> None:  # noqa: ANN001
+    rerun = project.cli("pipeline", "run", "-s", project.name, "-y", env={"FT_ROWS": str(rows)})
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    total, distinct = project.query("SELECT count(*), count(DISTINCT id) FROM {ds}.items")[0]
+    figures.add(expected=rows, loaded=total, distinct=distinct)
+    ledger = project.ledger()
+    assert [r for r in ledger if r[1] == "running"] == [], ledger
+    booked = sum(r[2] or 0 for r in ledger if r[1] == "completed")
+    assert booked == total, f"ledger books {booked} rows, the table holds {total}: {ledger}"
+
+
+@pytest.mark.integration
+def test_destination_stopped_mid_run(tmp_path: Path, server: Server, figures) -> None:  # noqa: ANN001
+    notes = []
+    for k, when in enumerate(("page 2", "normalized")):
+        project = _project(tmp_path, server, k)
+        progress = project.root / "progress.txt"
+        rows, env = SCENARIOS[when]
+        proc = project.popen("pipeline", "run", "-s", project.name, "-y",
+                             env={**env, "FT_PROGRESS": str(progress)})  # fmt: skip
+        if when == "normalized":
+            wait_for(lambda p=project: has_normalized_package(p), proc)
+        else:
+            wait_for_line(progress, when, proc)
+        server.stop()
+        _, err = proc.communicate(timeout=300)
+        notes.append(f"stopped at {when}: run exit {proc.returncode}")
+        assert proc.returncode in (0, 1), err[-2000:]
+        assert "Traceback" not in err
+        server.start()
+        _verify(project, figures, rows)
+    figures.notes.extend(notes)
+    figures.check()
+
+
+@pytest.mark.integration
+def test_destination_frozen_mid_run(tmp_path: Path, server: Server, figures) -> None:  # noqa: ANN001
+    notes = []
+    for k, when in enumerate(("page 2", "normalized")):
+        project = _project(tmp_path, server, k)
+        progress = project.root / "progress.txt"
+        rows, env = SCENARIOS[when]
+        proc = project.popen("pipeline", "run", "-s", project.name, "-y",
+                             env={**env, "FT_PROGRESS": str(progress)})  # fmt: skip
+        if when == "normalized":
+            wait_for(lambda p=project: has_normalized_package(p), proc)
+        else:
+            wait_for_line(progress, when, proc)
+        server.signal(signal.SIGSTOP)
+        frozen_at = time.monotonic()
+        try:
+            proc.wait(timeout=3)  # frozen for 3 s, or until the run gave up
+        except subprocess.TimeoutExpired:
+            pass
+        server.signal(signal.SIGCONT)
+        _, err = proc.communicate(timeout=300)
+        notes.append(
+            f"frozen at {when} for {time.monotonic() - frozen_at:.1f}s: run exit {proc.returncode}"
+        )
+        assert proc.returncode in (0, 1), err[-2000:]
+        assert "Traceback" not in err
+        _verify(project, figures, rows)
+    figures.notes.extend(notes)
+    figures.check()
