@@ -64,6 +64,8 @@ class CleanRequest:
     dataset: str | None = None
     include_ledger: bool = False
     trigger_source: str = "cli"
+    #: plan only: nothing is written, the run lease is not even probed
+    dry_run: bool = False
 
 
 @dataclass
@@ -102,6 +104,11 @@ def prepare_clean(
         project.source(request.source)  # raises DuplicateSourceError
     where = resolve_destination(config, request.source, request.dataset)
     full_tier = registry.has("destination", where.engine)
+    # a live run is refused before anything is read: an embedded engine's file is locked by
+    # the run, so the plan could not even be drawn
+    if not request.dry_run:
+        with _lease(registry, config, where, request.source, full_tier, f"clean-{os.getpid()}"):
+            pass
     plan = CleanPlan(
         source=request.source, pipeline_name=where.pipeline_name, engine=where.engine,
         dataset=where.dataset, resources=request.resources, local=not request.remote_only,
@@ -189,8 +196,8 @@ def _refuse_if_running(sinks: list[tuple[str, Any]], config: ProjectConfig, sour
 
 
 @contextmanager
-def _lease(registry: PluginRegistry, config: ProjectConfig, prepared: PreparedClean,
-           run_id: str) -> Iterator[None]:  # fmt: skip
+def _lease(registry: PluginRegistry, config: ProjectConfig, where: ResolvedDestination,
+           source: str, full_tier: bool, run_id: str) -> Iterator[None]:  # fmt: skip
     """Hold the source's run lease for the clean, where the run lease exists; a busy lease
     raises (exit 1, naming the holder) before anything is removed."""
     try:
@@ -199,8 +206,8 @@ def _lease(registry: PluginRegistry, config: ProjectConfig, prepared: PreparedCl
         yield
         return
     try:
-        lease = source_lease(registry, config, prepared.where, source=prepared.plan.source,
-                             full_tier=prepared.full_tier, run_id=run_id)  # fmt: skip
+        lease = source_lease(registry, config, where, source=source, full_tier=full_tier,
+                             run_id=run_id)  # fmt: skip
         lease.__enter__()
     except LeaseBusyError as exc:
         raise CleanRefusedError(
@@ -262,7 +269,8 @@ def execute_clean(
                             full_tier=prepared.full_tier, open_session=opener)  # fmt: skip
         _refuse_if_running(sinks, config, plan.source)
         writer = LedgerWriter(sinks, _audit_record(request, where), heartbeat_seconds=0)
-        with _lease(registry, config, prepared, writer.record.run_id):
+        with _lease(registry, config, where, plan.source, prepared.full_tier,
+                    writer.record.run_id):  # fmt: skip
             writer.start()
             removed = prepared.removed
             try:

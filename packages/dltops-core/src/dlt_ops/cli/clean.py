@@ -54,7 +54,7 @@ def clean(
     request = CleanRequest(
         source=source, resources=tuple(dict.fromkeys(resource or ())), local_only=local_only,
         remote_only=remote_only, dataset=dataset, include_ledger=include_ledger,
-        trigger_source=trigger_source,
+        trigger_source=trigger_source, dry_run=dry_run,
     )  # fmt: skip
     prepared = prepare_clean(state.registry(), config, request)
     plan = prepared.plan
