@@ -265,8 +265,11 @@ def execute_clean(
             opener: Any = _no_session(where.engine)
         else:
             opener = lambda: session  # noqa: E731 - the sinks' lazy opener
+        # at core tier there is no ledger table: the other sinks (a jsonl file) stand in
+        names = tuple(n for n in config.ledger_sinks if n != "destination" or prepared.full_tier)
         sinks = build_sinks(registry, config, engine=where.engine, dataset=where.dataset,
-                            full_tier=prepared.full_tier, open_session=opener)  # fmt: skip
+                            full_tier=prepared.full_tier, open_session=opener,
+                            names=names)  # fmt: skip
         _refuse_if_running(sinks, config, plan.source)
         writer = LedgerWriter(sinks, _audit_record(request, where), heartbeat_seconds=0)
         with _lease(registry, config, where, plan.source, prepared.full_tier,
