@@ -143,3 +143,21 @@ def test_preflight_honours_validate_exemptions(project, cli) -> None:  # noqa: A
     proc = cli("pipeline", "run", "-s", "events_src", "-y", cwd=root)
     assert proc.returncode == 0, proc.stderr
     assert "legacy_col" in proc.stderr  # the warn verdict, not a preflight refusal
+
+
+def test_unknown_key_in_source_table_stops_run(project, templates, cli) -> None:  # noqa: ANN001
+    root = project(DUCKDB.format(extra='datset = "shop_raw"'), {"events_src": templates["events"]})
+    proc = cli("pipeline", "run", "-s", "events_src", "-y", cwd=root)
+    _refused(proc, "datset", "did you mean 'dataset'")
+    _nothing_written(root)
+
+
+def test_unknown_key_in_project_table_stops_backfill(project, templates, cli) -> None:  # noqa: ANN001
+    config = DUCKDB.format(extra="").replace(
+        'default_dataset = "ds"', 'default_dataset = "ds"\nstaleness_dayz = 3'
+    )
+    root = project(config, {"events_src": templates["events"]})
+    args = ("--from", "2020-01-01T00:00:00Z", "--to", "2020-01-03T00:00:00Z", "--chunk", "1d")
+    proc = cli("pipeline", "backfill", "events_src", *args, cwd=root)
+    _refused(proc, "staleness_dayz", "did you mean 'staleness_days'")
+    _nothing_written(root)

@@ -40,6 +40,18 @@ class CredentialsInConfigError(ConfigError):
         )
 
 
+class UnknownConfigKeyError(ConfigError):
+    """A run's config tables hold keys dlt-ops does not know (a typo would otherwise be
+    ignored silently: ``datset`` loads into the default dataset)."""
+
+    def __init__(self, messages: Sequence[str]) -> None:
+        self.messages = tuple(messages)
+        super().__init__(
+            "; ".join(self.messages) + ". Fix .dlt/config.toml (`dlt-ops pipeline validate` "
+            "lists every finding)."
+        )
+
+
 class ProjectRootNotFoundError(ConfigError):
     """No ``.dlt/config.toml`` with a ``[dlt_ops]`` table was found."""
 

@@ -23,6 +23,7 @@ class Typed(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid")
     id: int
     kind: str
+    note: str | None = None  # a defaulted field: required_columns cannot fire on it
 
 
 def _rows(name):

@@ -64,6 +64,18 @@ def test_columns_exist_checks_the_pydantic_model(make_project) -> None:
     assert "column(s) nope not declared" in found["assertions.typed.unique_columns"]
 
 
+def test_required_columns_on_a_defaulted_model_field_warns(make_project) -> None:
+    p = make_project().configure("""
+        [sources.src.dlt_ops.assertions.typed]
+        required_columns = ["kind", "note"]
+    """)
+    report = _validate(p)
+    found = [f for f in report.findings if f.rule == "assertion_columns_exist"]
+    assert [(f.field, f.is_warning) for f in found] == [("assertions.typed.required_columns", True)]
+    assert "'note'" in found[0].message and "default" in found[0].message
+    assert "'kind'" not in found[0].message
+
+
 def test_predicate_probe_is_sandboxed(make_project) -> None:
     p = make_project().configure("""
         [[sources.src.dlt_ops.assertions.events.custom]]

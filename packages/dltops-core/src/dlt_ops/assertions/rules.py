@@ -66,6 +66,27 @@ def assertion_columns_exist(ctx: ValidationContext) -> Iterator[Finding]:
         _, columns = check_specs(parsed, ctx.registry, resources=live, declared=live)
         for issue in columns:
             yield Finding(name, issue.field, issue.message)
+        yield from _defaulted_required(name, parsed, intro.facts)
+
+
+def _defaulted_required(source: str, parsed: ParsedAssertions, facts: Any) -> Iterator[Finding]:
+    """A warning per ``required_columns`` naming a field the model defaults: validation fills
+    the field before the assertion sees the row, so the assertion can never fire."""
+    defaulted = {r.name: set(r.defaulted_fields) for r in facts.resources}
+    for res in parsed.resources:
+        for spec in res.specs:
+            if spec.type_name != "required_columns":
+                continue
+            value = spec.params.get("value")
+            names = [c for c in value if c in defaulted.get(res.resource, ())] if isinstance(
+                value, list) else []  # fmt: skip
+            if names:
+                listed = ", ".join(f"'{c}'" for c in names)
+                yield Finding(source, spec.field,
+                              f"required_columns names {listed}, which the model of resource "
+                              f"'{res.resource}' gives a default: validation fills it in before "
+                              f"the assertion sees the row, so it never fires (drop the default "
+                              f"or the column from required_columns)", is_warning=True)  # fmt: skip
 
 
 def probe_predicate(root: Path, predicate: str, timeout: float = PROBE_TIMEOUT_S) -> str | None:

@@ -24,7 +24,8 @@ class ResourceFacts:
     ``model`` is the name of the ``columns=`` Pydantic model (``None`` without one);
     ``declared_type`` the type name of a ``columns=`` value that is not a model;
     ``model_fields`` the field names of the ``columns=`` object (assertion columns);
-    ``dict_fields`` the model fields typed dict / list[dict] / Mapping; ``columns`` the
+    ``dict_fields`` the model fields typed dict / list[dict] / Mapping; ``defaulted_fields``
+    the model fields validation fills with a default when a row lacks them; ``columns`` the
     computed table schema's columns with their scalar hints (``None`` when the schema needs a
     data item to compute); ``contract_columns`` the computed ``schema_contract`` columns mode
     (when a string); ``incremental`` whether the resource has an incremental cursor;
@@ -39,6 +40,7 @@ class ResourceFacts:
     declared_type: str | None = None
     model_fields: tuple[str, ...] | None = None
     dict_fields: tuple[str, ...] = ()
+    defaulted_fields: tuple[str, ...] = ()
     columns: dict[str, dict[str, Any]] | None = None
     contract_columns: str | None = None
     incremental: bool = False
@@ -50,6 +52,7 @@ class ResourceFacts:
         out = dict(self.__dict__)
         out["model_fields"] = list(self.model_fields) if self.model_fields is not None else None
         out["dict_fields"] = list(self.dict_fields)
+        out["defaulted_fields"] = list(self.defaulted_fields)
         return out
 
     @classmethod
@@ -69,6 +72,7 @@ class ResourceFacts:
             declared_type=_opt_str(data["declared_type"]),
             model_fields=tuple(_str(f) for f in fields) if fields is not None else None,
             dict_fields=tuple(_str(f) for f in data["dict_fields"]),
+            defaulted_fields=tuple(_str(f) for f in data["defaulted_fields"]),
             columns=columns,
             contract_columns=_opt_str(data["contract_columns"]),
             incremental=bool(data["incremental"]),
@@ -195,6 +199,9 @@ def extract_resource(resource: Any) -> ResourceFacts:
         model_fields=tuple(fields) if isinstance(fields, Mapping) else None,
         dict_fields=tuple(
             n for n, info in model.model_fields.items() if dictish(info.annotation)
+        ) if model is not None else (),
+        defaulted_fields=tuple(
+            n for n, info in model.model_fields.items() if not info.is_required()
         ) if model is not None else (),
         columns=_scalar_hints(schema.get("columns", {})) if schema is not None else None,
         contract_columns=mode if isinstance(mode, str) else None,

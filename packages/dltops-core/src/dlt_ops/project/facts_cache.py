@@ -34,7 +34,7 @@ from dlt_ops.project.model import STATE_DIR, Project, SourceInfo
 log = structlog.get_logger(__name__)
 
 CACHE_FILE = "validate-facts.json"
-FORMAT = 2  # 2: resource facts gained builder and window_error
+FORMAT = 3  # 2: resource facts gained builder and window_error; 3: defaulted_fields
 _LIBS = ("dlt", "pydantic")
 
 

@@ -13,7 +13,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from dlt_ops.errors import CredentialsInConfigError, PreflightError, UnknownResourceError
+from dlt_ops.errors import (
+    CredentialsInConfigError,
+    PreflightError,
+    UnknownConfigKeyError,
+    UnknownResourceError,
+)
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
@@ -68,6 +73,15 @@ def check_credentials_file(config: ProjectConfig, where: ResolvedDestination) ->
         raise CredentialsInConfigError(key)
 
 
+def check_config_keys(config: ProjectConfig, source: str) -> None:
+    """No unknown key in ``[dlt_ops]`` or the run's ``[sources.<source>.dlt_ops]``: validate
+    only warns about them, but a run would silently ignore a misspelled ``dataset``."""
+    mine = ("dlt_ops.", f"sources.{source}.dlt_ops.")
+    found = [w for w in config.warnings if w.key.startswith(mine)]
+    if found:
+        raise UnknownConfigKeyError([w.message for w in found])
+
+
 def check_before_start(
     registry: PluginRegistry,
     config: ProjectConfig,
@@ -79,6 +93,7 @@ def check_before_start(
     """Every refusal that needs no running source, in the order a user would fix them."""
     from dlt_ops.secrets import resolve_secret_backend
 
+    check_config_keys(config, source)
     check_credentials_file(config, where)
     with refused_before_start():
         resolve_secret_backend(config, registry, source)  # a broken secrets.toml, say
