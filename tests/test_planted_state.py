@@ -38,7 +38,7 @@ schedule = "@daily"
 def test_a_planted_dlt_trace_is_never_unpickled(project, templates, cli, tmp_path, dest) -> None:  # noqa: ANN001
     root = project(CONFIG.format(dest=dest), {"events_src": templates["events"]})
     marker = tmp_path / "pwned"
-    planted = root / ".dlt-ops" / "pipelines" / "events_src_pipeline" / "trace.pickle"
+    planted = root / ".dlt-ops" / "pipelines" / dest / "ds" / "events_src_pipeline" / "trace.pickle"
     planted.parent.mkdir(parents=True)
     planted.write_bytes(pickle.dumps(_Payload(marker)))
     # postgres: unreachable, so the run fails after dlt's pipeline exists but before any step

@@ -90,7 +90,8 @@ def test_sibling_projects_never_share_state_or_files(tmp_path: Path, cli) -> Non
     run_ids = {}
     for name in ("one", "two"):
         root = tmp_path / name
-        assert (root / ".dlt-ops" / "pipelines" / "demo_events_pipeline").is_dir()
+        working = root / ".dlt-ops" / "pipelines" / "duckdb" / "demo_data"
+        assert (working / "demo_events_pipeline").is_dir()
         with duckdb.connect(str(root / "demo_events_pipeline.duckdb"), read_only=True) as con:
             assert con.execute("SELECT count(*) FROM demo_data.events").fetchone() == (6,)
             rows = con.execute("SELECT run_id FROM demo_data._dlt_ops_runs").fetchall()

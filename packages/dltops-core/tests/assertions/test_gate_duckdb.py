@@ -143,7 +143,7 @@ def _pipeline(p):  # noqa: ANN001, ANN202
 
     from dlt_ops.runner.pipeline import pipelines_dir
 
-    return dlt.attach("src_pipeline", pipelines_dir=str(pipelines_dir(p.root)))
+    return dlt.attach("src_pipeline", pipelines_dir=str(pipelines_dir(p.root) / "duckdb" / "ds"))
 
 
 def _pending(p) -> list[str]:  # noqa: ANN001

@@ -42,6 +42,22 @@ def _worker_env(values: dict[str, int | None]) -> Iterator[None]:
                 os.environ[env] = saved[key]  # type: ignore[assignment]
 
 
+def _wait_seconds(wait: bool, timeout: str | None) -> float | None:
+    """``--wait`` / ``--wait-timeout`` → seconds to wait for the source's lease (``None``: refuse
+    at once when it is held)."""
+    import math
+    import re
+
+    from dlt_ops.errors import UsageError
+
+    if timeout is None:
+        return math.inf if wait else None
+    match = re.fullmatch(r"(\d+)([smh])", timeout.strip())
+    if match is None:
+        raise UsageError(f"invalid --wait-timeout {timeout!r}: <N>s / <N>m / <N>h (e.g. 90s, 10m).")
+    return int(match.group(1)) * {"s": 1, "m": 60, "h": 3600}[match.group(2)]
+
+
 def _terminate_as_interrupt(signum: int, frame: object) -> None:
     # SIGTERM (a scheduler stopping us) ends the run like Ctrl-C: the ledger row goes terminal
     raise KeyboardInterrupt(f"terminated by signal {signum}")
@@ -109,6 +125,17 @@ def run(
         int | None,
         typer.Option("--file-max-items", "-f", min=1, help="dlt items per load file."),
     ] = None,
+    wait: Annotated[
+        bool,
+        typer.Option("--wait", help="When another run holds the source, wait for it to end."),
+    ] = False,
+    wait_timeout: Annotated[
+        str | None,
+        typer.Option(
+            "--wait-timeout",
+            help="Wait at most this long for the source (N{s|m|h}, e.g. 90s, 10m); implies --wait.",
+        ),
+    ] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the run's ledger row as JSON on stdout.")
@@ -130,6 +157,7 @@ def run(
         window=window,
         trigger_source=trigger_source,
         run_id=run_id,
+        wait=_wait_seconds(wait, wait_timeout),
     )
     if not yes and not sys.stdin.isatty():
         raise UsageError("not a terminal: pass -y/--yes to run without confirmation.")

@@ -60,6 +60,11 @@ class RunRequest:
     engaged_features: tuple[str, ...] = ()
     #: Wraps ``pipeline.load()`` (backfill: a lock so concurrent chunks load one at a time).
     load_guard: Callable[[], AbstractContextManager[None]] | None = None
+    #: How long to wait for the source's run lease: ``None`` refuses at once when another run
+    #: holds it, ``math.inf`` waits for good (see ``runner/lease.py``).
+    wait: float | None = None
+    #: The caller already holds the source's lease (the scheduler re-checks "due" under it).
+    lease_held: bool = False
 
 
 @dataclass

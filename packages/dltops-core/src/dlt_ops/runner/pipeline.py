@@ -24,6 +24,32 @@ def pipelines_dir(root: Path) -> Path:
     return root / STATE_DIR / "pipelines"
 
 
+def working_base(root: Path, where: ResolvedDestination) -> Path:
+    """The pipelines dir of ``where``: dlt's working state is keyed by source (the pipeline
+    name under it), destination and dataset, so ``-d other`` starts with its own cursor and
+    pending packages instead of inheriting the default dataset's."""
+    base = pipelines_dir(root) / where.engine / where.dataset
+    _adopt_unkeyed(root, where, base)
+    return base
+
+
+def _adopt_unkeyed(root: Path, where: ResolvedDestination, base: Path) -> None:
+    """Move a working dir of the unkeyed layout (``pipelines/<pipeline>``, dlt-ops before the
+    keying) to its keyed place when it belongs to this dataset, keeping its pending packages."""
+    import json
+
+    old, new = pipelines_dir(root) / where.pipeline_name, base / where.pipeline_name
+    if new.exists() or not (old / "state.json").is_file():
+        return
+    try:
+        dataset = json.loads((old / "state.json").read_text(encoding="utf-8")).get("dataset_name")
+    except (OSError, ValueError):
+        return
+    if dataset == where.dataset:
+        base.mkdir(parents=True, exist_ok=True)
+        old.rename(new)
+
+
 @contextmanager
 def project_environment(root: Path) -> Iterator[None]:
     """Point dlt at the project's ``.dlt/`` whatever the cwd, restoring the env afterwards."""
@@ -85,7 +111,7 @@ def build_pipeline(
 
     if adapter is _LOOK_UP:
         adapter = _adapter_for(config, where)
-    base = working_dir or pipelines_dir(config.root)
+    base = working_dir or working_base(config.root, where)
     # before anything can ask dlt for `last_trace`: a trace file left (or planted) there would
     # be unpickled
     discard_pickled_trace(base / where.pipeline_name)

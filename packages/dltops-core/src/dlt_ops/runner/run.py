@@ -14,11 +14,12 @@ hooks; the runner imports none of them.
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,7 +45,7 @@ from dlt_ops.runner.packages import (
     count_landed_rows,
     rows_per_package,
 )
-from dlt_ops.runner.pipeline import build_pipeline, pipelines_dir, project_environment
+from dlt_ops.runner.pipeline import build_pipeline, project_environment, working_base
 from dlt_ops.runner.prepare import PreparedRun, prepare_run
 from dlt_ops.runner.window import Window
 from dlt_ops.runner.working_dir import repair_interrupted_commits
@@ -166,7 +167,7 @@ def _no_trace_left(
     try:
         yield
     finally:
-        base = request.working_dir or pipelines_dir(config.root)
+        base = request.working_dir or working_base(config.root, where)
         discard_pickled_trace(base / where.pipeline_name)
 
 
@@ -225,11 +226,16 @@ def execute_run(
         backfill_id=request.backfill_id,
     )
     state = ctx.state
-    with bound, project_environment(config.root), _no_trace_left(config, request, where):
+    lease = _lease(registry, config, request, prepared, run_id)
+    # the lease comes first: a run refused for a busy source writes nothing (no ledger row)
+    with bound, lease as lease_failure, project_environment(config.root), \
+            _no_trace_left(config, request, where):  # fmt: skip
         writer.start()
         close_dead_runs_of(writer.sinks, request.source, closed_by=run_id)
         lifecycle.run_started(ctx, writer.record)
         try:
+            if lease_failure is not None:  # the destination could not be asked: fail the row
+                raise lease_failure
             load_info = _execute(ctx, request, prepared)
         except BaseException as exc:  # every outcome, Ctrl-C included, ends the row
             interrupt = _interrupt_in(exc)
@@ -266,6 +272,38 @@ def execute_run(
         session.close()
         log.info("run.completed", records_loaded=record.records_loaded)
         return outcome
+
+
+@contextmanager
+def _lease(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    request: RunRequest,
+    prepared: PreparedRun,
+    run_id: str,
+) -> Iterator[DltOpsError | None]:
+    """Hold the source's run lease for this run (see ``runner/lease.py``): a plain run holds it
+    alone; a backfill chunk shares it with its backfill's other chunks and waits for a plain
+    run to finish. A busy source raises ``LeaseBusyError`` (nothing written); a destination
+    that cannot be asked yields its error, so the run fails inside its ledger row."""
+    from dlt_ops.errors import DestinationError
+    from dlt_ops.runner.lease import source_lease
+
+    if request.lease_held:
+        yield None
+        return
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(source_lease(
+                registry, config, prepared.where, source=request.source,
+                full_tier=prepared.full_tier, run_id=run_id,
+                wait=math.inf if request.backfill_id else request.wait,
+                shared_by=request.backfill_id,
+            ))  # fmt: skip
+        except DestinationError as exc:
+            yield exc
+            return
+        yield None
 
 
 def _close_inherited(

@@ -1,0 +1,186 @@
+"""The run lease: one source runs at a time per destination dataset (SPEC §10, issue 13).
+
+Real CLI processes against a real PostgreSQL (the lease row) and DuckDB (a single-writer
+engine: the lock file). Synchronisation is by files the source writes and reads, never sleeps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CLI
+
+#: Extracts ids 1..N (merge on id), announcing itself and waiting for a release file first.
+HELD_SOURCE = """
+import os
+import time
+from pathlib import Path
+
+import dlt
+
+
+@dlt.resource(name="items", primary_key="id", write_disposition="merge")
+def items(cursor=dlt.sources.incremental("id")):
+    started = os.environ.get("HELD_STARTED")
+    if started:
+        Path(started).write_text("started")
+        while not Path(os.environ["HELD_RELEASE"]).exists():
+            time.sleep(0.05)
+    yield [{"id": i} for i in range(1, 101)]
+
+
+@dlt.source(name="{name}")
+def {name}_source():
+    return items
+"""
+
+CONFIG = """
+[dlt_ops]
+default_destination = "{engine}"
+default_dataset = "ds"
+
+[sources.held.dlt_ops]
+schedule = "@hourly"
+"""
+
+
+def _env(extra: dict[str, str]) -> dict[str, str]:
+    return {**os.environ, "RUNTIME__DLTHUB_TELEMETRY": "false", **extra}
+
+
+def _popen(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", CLI, "pipeline", "run", "-s", "held", "-y", "--json", *args],
+        cwd=root, env=_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _until(check: Callable[[], bool], proc: subprocess.Popen[str], what: str) -> None:
+    deadline = time.monotonic() + 90
+    while not check():  # polls a file with a deadline
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            out, err = proc.communicate()
+            raise AssertionError(f"{what} never happened: {err[-3000:]}")
+        time.sleep(0.05)
+
+
+class Held:
+    """A project whose ``held`` source blocks until released; ``start()`` → the running proc."""
+
+    def __init__(self, root: Path, env: dict[str, str], tmp: Path) -> None:
+        self.root, self.env, self.tmp = root, env, tmp
+        self.release = tmp / "release"
+        self.n = 0
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        self.n += 1
+        started = self.tmp / f"started-{self.n}"
+        env = {**self.env, "HELD_STARTED": str(started), "HELD_RELEASE": str(self.release)}
+        proc = _popen(self.root, env, *args)
+        _until(started.exists, proc, "the held run's extract")
+        return proc
+
+    def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        return _popen(self.root, {**self.env, **(env or {})}, *args)
+
+
+@pytest.fixture(params=["postgres", "duckdb"])
+def held(request: pytest.FixtureRequest, project, tmp_path: Path) -> Held:  # noqa: ANN001
+    engine = request.param
+    env: dict[str, str] = {}
+    if engine == "postgres":
+        db = request.getfixturevalue("postgres_database")
+        env["DESTINATION__POSTGRES__CREDENTIALS"] = db.dlt_url
+        request.node.db = db
+    root = project(CONFIG.format(engine=engine), {"held": HELD_SOURCE})
+    h = Held(root, env, tmp_path)
+    h.engine = engine  # type: ignore[attr-defined]
+    h.db = getattr(request.node, "db", None)  # type: ignore[attr-defined]
+    return h
+
+
+def _query(held: Held, sql: str) -> list[tuple]:
+    if held.engine == "postgres":  # type: ignore[attr-defined]
+        import psycopg
+
+        with psycopg.connect(held.db.url, autocommit=True) as conn:  # type: ignore[attr-defined]
+            return conn.execute(sql).fetchall()
+    import duckdb
+
+    with duckdb.connect(str(held.root / "held_pipeline.duckdb"), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def _done(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=180)
+    return proc.returncode, out, err
+
+
+@pytest.mark.integration
+def test_second_run_refused_then_waits(held: Held) -> None:
+    first = held.start()
+    refused = held.run()
+    code, out, err = _done(refused)
+    assert code == 1, err[-3000:]
+    assert "already running" in err and "held" in err, err[-3000:]
+    assert "Pass --wait" in err and "Traceback" not in err
+    if held.engine == "postgres":  # type: ignore[attr-defined]
+        assert "expires at" in err, err[-3000:]
+
+    waiting = held.run("--wait")
+    waiting_log: list[str] = []
+    reader = threading.Thread(target=lambda: waiting_log.extend(iter(waiting.stderr.readline, "")))
+    reader.start()
+    _until(lambda: any("waiting for 'held'" in line for line in waiting_log), waiting,
+           "the --wait run's wait")  # fmt: skip
+    held.release.write_text("go")
+    code1, out1, err1 = _done(first)
+    waiting.wait(timeout=180)
+    reader.join(timeout=30)
+    assert code1 == 0, err1[-3000:]
+    assert waiting.returncode == 0, "".join(waiting_log)[-3000:]
+    first_id = json.loads(out1)["run_id"]
+    second = json.loads(waiting.stdout.read())
+    assert second["status"] == "completed" and second["run_id"] != first_id
+    assert _query(held, "SELECT count(*), count(DISTINCT id) FROM ds.items") == [(100, 100)]
+    # the refused run wrote no ledger row; the two that ran did
+    assert _query(held, "SELECT count(*) FROM ds._dlt_ops_runs") == [(2,)]
+    code, _, err = _done(held.run())  # later runs are unaffected
+    assert code == 0, err[-3000:]
+
+
+@pytest.mark.integration
+def test_sigkilled_holder_is_reclaimed_at_once(held: Held) -> None:
+    victim = held.start()
+    victim.send_signal(signal.SIGKILL)
+    victim.communicate(timeout=60)
+    held.release.write_text("go")
+    code, out, err = _done(held.run())
+    assert code == 0, err[-3000:]
+    assert json.loads(out)["status"] == "completed"
+    rows = _query(held, "SELECT status, error_summary FROM ds._dlt_ops_runs ORDER BY started_at")
+    assert [r[0] for r in rows] == ["failed", "completed"], rows
+    assert "abandoned" in rows[0][1]
+
+
+@pytest.mark.integration
+def test_each_dataset_has_its_own_working_state(held: Held) -> None:
+    for dataset in ("a", "b"):
+        code, out, err = _done(held.run("-d", dataset))
+        assert code == 0, err[-3000:]
+        assert json.loads(out)["records_loaded"] == 100
+    for dataset in ("a", "b"):
+        assert _query(held, f"SELECT count(*) FROM {dataset}.items") == [(100,)]
+    pipelines = held.root / ".dlt-ops" / "pipelines" / held.engine  # type: ignore[attr-defined]
+    assert sorted(p.name for p in pipelines.iterdir()) == ["a", "b"]
