@@ -52,6 +52,19 @@ class UnknownConfigKeyError(ConfigError):
         )
 
 
+class ProjectNotWritableError(ConfigError):
+    """A run needs to write the project's local state, and the project directory is read-only."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        super().__init__(
+            f"{path} is not writable (a read-only checkout or mount?): a run keeps dlt's working "
+            f"state, its locks and an embedded database's file there. Nothing was run. Read-only "
+            f"commands (status, runs, list, validate) work as they are; run from a writable copy "
+            f"of the project."
+        )
+
+
 class ProjectRootNotFoundError(ConfigError):
     """No ``.dlt/config.toml`` with a ``[dlt_ops]`` table was found."""
 

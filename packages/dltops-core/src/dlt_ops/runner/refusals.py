@@ -9,16 +9,20 @@ database file, a schema or a ``failed`` row.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dlt_ops.errors import (
     CredentialsInConfigError,
     PreflightError,
+    ProjectNotWritableError,
     UnknownConfigKeyError,
     UnknownResourceError,
 )
+from dlt_ops.project.model import STATE_DIR
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
@@ -82,6 +86,14 @@ def check_config_keys(config: ProjectConfig, source: str) -> None:
         raise UnknownConfigKeyError([w.message for w in found])
 
 
+def check_state_writable(root: Path) -> None:
+    """The project's ``.dlt-ops/`` (or, before the first run, the project root) is writable."""
+    state = root / STATE_DIR
+    target = state if state.exists() else root
+    if not os.access(target, os.W_OK):
+        raise ProjectNotWritableError(str(target))
+
+
 def check_before_start(
     registry: PluginRegistry,
     config: ProjectConfig,
@@ -94,6 +106,7 @@ def check_before_start(
     from dlt_ops.secrets import resolve_secret_backend
 
     check_config_keys(config, source)
+    check_state_writable(config.root)
     check_credentials_file(config, where)
     with refused_before_start():
         resolve_secret_backend(config, registry, source)  # a broken secrets.toml, say
