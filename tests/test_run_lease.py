@@ -184,3 +184,32 @@ def test_each_dataset_has_its_own_working_state(held: Held) -> None:
         assert _query(held, f"SELECT count(*) FROM {dataset}.items") == [(100,)]
     pipelines = held.root / ".dlt-ops" / "pipelines" / held.engine  # type: ignore[attr-defined]
     assert sorted(p.name for p in pipelines.iterdir()) == ["a", "b"]
+
+
+def test_half_written_working_dir_is_reported_then_dropped(project, tmp_path: Path) -> None:  # noqa: ANN001
+    root = project(CONFIG.format(engine="duckdb"), {"held": HELD_SOURCE})
+    held = Held(root, {}, tmp_path)
+    held.engine = "duckdb"  # type: ignore[attr-defined]
+    code, _, err = _done(held.run())
+    assert code == 0, err[-3000:]
+    working = root / ".dlt-ops" / "pipelines" / "duckdb" / "ds" / "held_pipeline"
+    broken = working / "load" / "normalized" / "1764500000.123456"
+    broken.mkdir(parents=True)
+    (broken / "package_state.json").write_text("{}")  # no schema.json: half-written
+    for _ in range(2):  # it says so every time, and nothing is loaded
+        code, _, err = _done(held.run())
+        assert code == 1, err[-3000:]
+        assert "half-written" in err and "--drop-pending" in err, err[-3000:]
+    code, out, err = _done(held.run("--drop-pending"))
+    assert code == 0, err[-3000:]
+    row = json.loads(out)
+    assert row["status"] == "completed"
+    assert (
+        row["error_summary"].startswith("drop-pending:")
+        and "1764500000.123456" in row["error_summary"]
+    )
+    assert not broken.exists()
+    # the cursor came back from the destination: nothing twice, nothing lost
+    assert _query(held, "SELECT count(*), count(DISTINCT id) FROM ds.items") == [(100, 100)]
+    code, _, err = _done(held.run())
+    assert code == 0, err[-3000:]

@@ -136,6 +136,14 @@ def run(
             help="Wait at most this long for the source (N{s|m|h}, e.g. 90s, 10m); implies --wait.",
         ),
     ] = None,
+    drop_pending: Annotated[
+        bool,
+        typer.Option(
+            "--drop-pending",
+            help="First remove the source's local dlt working dir (pending packages, local "
+            "state; recorded in the ledger): the recovery from a half-written one.",
+        ),
+    ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the run's ledger row as JSON on stdout.")
@@ -158,6 +166,7 @@ def run(
         trigger_source=trigger_source,
         run_id=run_id,
         wait=_wait_seconds(wait, wait_timeout),
+        drop_pending=drop_pending,
     )
     if not yes and not sys.stdin.isatty():
         raise UsageError("not a terminal: pass -y/--yes to run without confirmation.")

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from dlt_ops.destinations import ResolvedDestination
     from dlt_ops.ledger import RunRecord
     from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.runner.half_written import Dropped
     from dlt_ops.runner.packages import LoadedBooks
     from dlt_ops.runner.window import Window
 
@@ -65,6 +66,9 @@ class RunRequest:
     wait: float | None = None
     #: The caller already holds the source's lease (the scheduler re-checks "due" under it).
     lease_held: bool = False
+    #: Remove the pipeline's local working dir first (its pending packages and local state):
+    #: the recovery from a half-written one (``--drop-pending``, see ``runner/half_written.py``).
+    drop_pending: bool = False
 
 
 @dataclass
@@ -78,6 +82,8 @@ class RunState:
     gates: list[ExtractGate] = field(default_factory=list)
     #: What the load step booked, this run's packages and earlier runs' pending ones.
     loaded: LoadedBooks | None = None
+    #: What ``--drop-pending`` removed before the run built its pipeline.
+    dropped: Dropped | None = None
 
 
 @dataclass

@@ -37,7 +37,8 @@ from dlt_ops.ledger.build import build_sinks
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.runner import counts, lifecycle
 from dlt_ops.runner.context import RunContext, active_run
-from dlt_ops.runner.model import RunOutcome, RunPhase, RunRequest
+from dlt_ops.runner.half_written import check_working_dir
+from dlt_ops.runner.model import RunOutcome, RunPhase, RunRequest, RunState
 from dlt_ops.runner.packages import (
     PackageBook,
     PackageOrigin,
@@ -240,8 +241,10 @@ def execute_run(
         except BaseException as exc:  # every outcome, Ctrl-C included, ends the row
             interrupt = _interrupt_in(exc)
             record = writer.finish(
-                RunStatus.failed, error_summary=summarize_error(interrupt or exc)
+                RunStatus.failed,
+                error_summary=_noted(state, summarize_error(interrupt or exc), run_id),
             )
+            _close_dropped(writer, request.source, state)
             outcome = RunOutcome(
                 record, state.phase, error=exc, pipeline=state.pipeline, gates=tuple(state.gates)
             )
@@ -261,7 +264,9 @@ def execute_run(
             records_loaded=(
                 state.loaded.records_loaded if state.loaded else counts.records_loaded(trace)
             ),
+            **({"error_summary": _noted(state, None, run_id)} if state.dropped else {}),
         )
+        _close_dropped(writer, request.source, state)
         if state.loaded and state.loaded.inherited:
             _close_inherited(writer, request.source, state.loaded.inherited)
         outcome = RunOutcome(
@@ -306,6 +311,25 @@ def _lease(
         yield None
 
 
+def _noted(state: RunState, summary: str | None, run_id: str) -> str | None:
+    """The ledger row's summary, led by what ``--drop-pending`` dropped (if it did)."""
+    if state.dropped is None:
+        return summary
+    note = state.dropped.note(run_id)
+    return f"{note}; {summary}" if summary else note
+
+
+def _close_dropped(writer: LedgerWriter, source: str, state: RunState) -> None:
+    """Close the still-``running`` rows of the runs whose packages ``--drop-pending`` dropped."""
+    dropped, run_id = state.dropped, writer.record.run_id
+    if dropped is None:
+        return
+    reasons = {r: f"its pending load package was dropped by run {run_id} (--drop-pending)"
+               for r in dropped.runs if r != run_id}  # fmt: skip
+    if reasons:
+        close_runs_by_id(writer.sinks, reasons, source=source)
+
+
 def _close_inherited(
     writer: LedgerWriter, source: str, inherited: tuple[PackageOrigin, ...]
 ) -> None:
@@ -346,6 +370,8 @@ def _execute(ctx: RunContext, request: RunRequest, prepared: PreparedRun) -> Loa
     for notice in report.notices:
         log.warning(notice)
     gates = [g for f in prepared.gate_factories if (g := f.gate(ctx, source)) is not None]
+    base = request.working_dir or working_base(config.root, ctx.where)
+    state.dropped = check_working_dir(base / ctx.pipeline_name, drop=request.drop_pending)
     pipeline = build_pipeline(
         config, request.source, ctx.where,
         working_dir=request.working_dir, adapter=report.destination.adapter,
