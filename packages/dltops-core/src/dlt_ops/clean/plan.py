@@ -224,7 +224,9 @@ def remote_plan(
     if not names:
         plan.notes.append(f"no dlt state of {plan.pipeline_name} in {plan.dataset}")
     if not plan.selective:  # dlt's own rows: the pipeline's state, its schemas' loads/versions
-        specs = [(STATE_TABLE, "pipeline_name = ?", (plan.pipeline_name,))]
+        specs: list[tuple[str, str, tuple[Any, ...]]] = [
+            (STATE_TABLE, "pipeline_name = ?", (plan.pipeline_name,))
+        ]
         if names:
             specs += [(t, _in("schema_name", tuple(names)), tuple(names))
                       for t in (LOADS_TABLE, VERSION_TABLE)]  # fmt: skip

@@ -32,8 +32,8 @@ def _unwrap(annotation: Any) -> tuple[Any, bool]:
     if origin is typing.Annotated:
         return _unwrap(typing.get_args(annotation)[0])
     if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return _unwrap(args[0]) if len(args) == 1 else (annotation, False)
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _unwrap(members[0]) if len(members) == 1 else (annotation, False)
     if origin in (list, tuple, set, frozenset, typing.Sequence):
         args = typing.get_args(annotation)
         inner, _ = _unwrap(args[0]) if args else (Any, False)
