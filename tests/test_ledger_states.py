@@ -158,4 +158,5 @@ def test_unreachable_destination_fails_the_run_not_the_bookkeeping(project, temp
     )
     assert "Traceback" not in proc.stderr
     assert "pl4nted-s3cret" not in proc.stdout + proc.stderr
-    assert proc.stderr.strip().splitlines()[-1].startswith("error: run ")
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: DestinationUnreachableError: could not reach postgres"), last

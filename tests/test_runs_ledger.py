@@ -42,11 +42,46 @@ def test_source_that_raises_lands_a_failed_row(project, templates, cli) -> None:
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("error: run ") and "cannot resolve secret" in last
+    assert last.startswith("error: ValueError: cannot resolve secret"), last
+    assert "bad_src" in last and "failed" in last
     ((status, summary, loaded, *_),) = _ledger(root, "bad_src")
     assert status == "failed" and loaded is None
     assert summary.startswith("ValueError: cannot resolve secret sources.bad_src.api_key")
     assert "\n" not in summary and len(summary) <= 500
+
+
+EXTRACT_RAISES = """
+import dlt
+
+
+@dlt.resource(name="orders")
+def orders():
+    yield [{"a": 1}]
+    raise ConnectionError("upstream said no: password=hunter2hunter2 rejected")
+
+
+@dlt.source(name="{name}")
+def {name}_source():
+    return orders
+"""
+
+
+def test_failure_inside_dlt_leads_with_the_cause(project, cli) -> None:  # noqa: ANN001
+    root = project(CONFIG.format(extra=""), {"bad_src": EXTRACT_RAISES})
+    proc = cli("pipeline", "run", "-s", "bad_src", "-y", cwd=root)
+    assert proc.returncode == 1, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ConnectionError: upstream said no: password=*** rejected"), last
+    assert "step extract" in last and "resource orders" in last
+    assert "PipelineStepFailed" not in last and "hunter2" not in proc.stderr
+    ((status, summary, *_),) = _ledger(root, "bad_src")
+    assert status == "failed"
+    assert summary.startswith("ConnectionError: upstream said no: password=*** rejected ("), summary
+    assert "step extract" in summary and "resource orders" in summary and "load_id " in summary
+
+    debug = cli("--debug", "pipeline", "run", "-s", "bad_src", "-y", cwd=root)
+    assert "PipelineStepFailed" in debug.stderr  # the whole chain, wrappers included
+    assert "ConnectionError" in debug.stderr and "hunter2" not in debug.stderr
 
 
 def test_unresolvable_dataset_lands_no_row_and_exits_2(project, templates, cli) -> None:  # noqa: ANN001

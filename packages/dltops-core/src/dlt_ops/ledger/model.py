@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from dlt_ops.adapters import Column, ColumnType, TableSpec
+from dlt_ops.errors import DltOpsError
 from dlt_ops.redact import redact
 
 RUNS_TABLE_NAME = "_dlt_ops_runs"
@@ -123,7 +124,47 @@ class RunRecord:
         return cls(**values)
 
 
+def root_cause(exc: BaseException) -> BaseException:
+    """The exception that started ``exc``: dlt's wrappers (``PipelineStepFailed.exception``,
+    a resource's extraction error raised ``from`` the source's own) are peeled off; an error
+    of dlt-ops' own is kept, its message is written to be the cause."""
+    current, seen = exc, {id(exc)}
+    while not isinstance(current, DltOpsError):
+        inner = getattr(current, "exception", None)
+        nxt = inner if isinstance(inner, BaseException) else current.__cause__
+        if nxt is None or id(nxt) in seen:
+            break
+        seen.add(id(nxt))
+        current = nxt
+    return current
+
+
+def _where(exc: BaseException, root: BaseException) -> str:
+    """``step extract, resource events, load_id 17...`` from the wrappers above ``root``."""
+    parts: list[str] = []
+    current: BaseException | None = exc
+    while current is not None and current is not root:
+        step, load_id = getattr(current, "step", None), getattr(current, "load_id", None)
+        pipe = getattr(current, "pipe_name", None)
+        if isinstance(step, str) and not any(p.startswith("step ") for p in parts):
+            parts.append(f"step {step}")
+        if isinstance(pipe, str):
+            parts.append(f"resource {pipe}")
+        if isinstance(load_id, str) and load_id and not any(p.startswith("load_id") for p in parts):
+            parts.append(f"load_id {load_id}")
+        inner = getattr(current, "exception", None)
+        current = inner if isinstance(inner, BaseException) else current.__cause__
+    order = ("step", "resource", "load_id")
+    return ", ".join(sorted(parts, key=lambda p: order.index(p.split(" ", 1)[0])))
+
+
 def summarize_error(exc: BaseException) -> str:
-    """``<ExcType>: <message>`` on one line, secrets redacted, at most 500 characters."""
-    text = " ".join(f"{type(exc).__name__}: {exc}".split())
-    return redact(text)[:ERROR_SUMMARY_MAX]
+    """``<RootType>: <root message> (step …, resource …, load_id …)`` on one line: the cause
+    first (not dlt's wrapper text), secrets redacted, at most 500 characters."""
+    root = root_cause(exc)
+    text = redact(" ".join(f"{type(root).__name__}: {root}".split()))
+    where = _where(exc, root) if root is not exc else ""
+    if not where:
+        return text[:ERROR_SUMMARY_MAX]
+    tail = f" ({redact(where)})"
+    return text[: max(ERROR_SUMMARY_MAX - len(tail), 0)] + tail

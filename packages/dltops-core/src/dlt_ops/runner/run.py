@@ -68,9 +68,11 @@ class RunFailedError(DltOpsError):
     def __init__(self, outcome: RunOutcome) -> None:
         self.outcome = outcome
         record = outcome.record
+        # the cause first (the ledger's summary); which run after it
         super().__init__(
-            f"run {record.run_id} of '{record.source_section}' failed: {record.error_summary}"
+            f"{record.error_summary} — run {record.run_id} of '{record.source_section}' failed"
         )
+        self.__cause__ = outcome.error  # --debug prints the whole chain
 
 
 def _dlt_version() -> str | None:
