@@ -137,3 +137,24 @@ def test_a_live_run_is_refused(project: Any, cli: Any, request: Any, blocking_ru
         proc.communicate(timeout=120)
     ledger = target.query("SELECT status FROM ds._dlt_ops_runs WHERE source_section = 'slow'")
     assert ledger == [("completed",)]  # the refused clean wrote no audit row
+
+
+def test_a_failed_remote_half_keeps_local_state_for_a_retry(
+    project: Any, cli: Any, request: Any
+) -> None:
+    target = build_target("postgres", request, project, cli)
+    target.run()
+    # a view on a source table makes PostgreSQL refuse the drop halfway through the plan
+    target.query("CREATE VIEW ds.customer_names AS SELECT name FROM ds.customers")
+    failed = target.cli("pipeline", "clean", "-s", "shop", "-y")
+    assert failed.returncode == 1
+    assert "Local state was kept for a retry" in failed.stderr
+    assert list((target.root / ".dlt-ops" / "pipelines").rglob("shop_pipeline"))
+    (audit,) = [r for r in _ledger(target) if (r[3] or "").startswith("clean: ")]
+    assert audit[1] == "failed" and "failed after removing" in audit[3]
+
+    target.query("DROP VIEW ds.customer_names")
+    retried = target.cli("pipeline", "clean", "-s", "shop", "-y")
+    assert retried.returncode == 0, retried.stderr[-3000:]
+    assert not (SOURCE_TABLES & {t for s, t in target.tables() if s == "ds"})
+    assert not list((target.root / ".dlt-ops" / "pipelines").rglob("shop_pipeline"))
