@@ -120,8 +120,11 @@ def test_local_only_works_at_core_tier_and_the_remote_half_refuses(project: Any,
     assert not working.exists()
 
 
-def test_a_live_run_is_refused(project: Any, cli: Any, request: Any, blocking_run: Any) -> None:
-    target = build_target("postgres", request, project, cli)
+@pytest.mark.parametrize("engine", ["duckdb", "postgres"])
+def test_a_live_run_is_refused(
+    engine: str, project: Any, cli: Any, request: Any, blocking_run: Any
+) -> None:
+    target = build_target(engine, request, project, cli)
     (target.root / "my_pipeline" / "source" / "slow.py").write_text(
         (request.getfixturevalue("templates")["blocking"]).replace("{name}", "slow")
     )
@@ -131,11 +134,19 @@ def test_a_live_run_is_refused(project: Any, cli: Any, request: Any, blocking_ru
     try:
         refused = target.cli("pipeline", "clean", "-s", "slow", "-y")
         assert refused.returncode == 1, refused.stderr[-3000:]
-        assert "running" in refused.stderr and "nothing was done" in refused.stderr
+        assert "already running" in refused.stderr and "nothing was done" in refused.stderr
+        assert f"pid {proc.pid}" in refused.stderr  # the holder is named
     finally:
         (target.root.parent / "slow.release").write_text("go")  # the fixture's release file
         proc.communicate(timeout=120)
-    ledger = target.query("SELECT status FROM ds._dlt_ops_runs WHERE source_section = 'slow'")
+    sql = "SELECT status FROM ds._dlt_ops_runs WHERE source_section = 'slow'"
+    if engine == "duckdb":  # the slow source has its own database file
+        import duckdb
+
+        with duckdb.connect(str(target.root / "slow_pipeline.duckdb")) as conn:
+            ledger = conn.execute(sql).fetchall()
+    else:
+        ledger = target.query(sql)
     assert ledger == [("completed",)]  # the refused clean wrote no audit row
 
 

@@ -15,7 +15,7 @@ import socket
 import tempfile
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -198,25 +198,20 @@ def _refuse_if_running(sinks: list[tuple[str, Any]], config: ProjectConfig, sour
 @contextmanager
 def _lease(registry: PluginRegistry, config: ProjectConfig, where: ResolvedDestination,
            source: str, full_tier: bool, run_id: str) -> Iterator[None]:  # fmt: skip
-    """Hold the source's run lease for the clean, where the run lease exists; a busy lease
-    raises (exit 1, naming the holder) before anything is removed."""
+    """Hold the source's run lease for the clean; a busy lease raises (exit 1, naming the
+    holder) before anything is removed."""
+    from dlt_ops.runner.lease import LeaseBusyError, source_lease
+
+    held = ExitStack()
     try:
-        from dlt_ops.runner.lease import LeaseBusyError, source_lease
-    except ImportError:  # no run lease in this build: the ledger check stands alone
-        yield
-        return
-    try:
-        lease = source_lease(registry, config, where, source=source, full_tier=full_tier,
-                             run_id=run_id)  # fmt: skip
-        lease.__enter__()
+        held.enter_context(source_lease(registry, config, where, source=source,
+                                        full_tier=full_tier, run_id=run_id))  # fmt: skip
     except LeaseBusyError as exc:
         raise CleanRefusedError(
             f"{exc} Clean refuses while a run holds it; nothing was done."
         ) from None
-    try:
+    with held:
         yield
-    finally:
-        lease.__exit__(None, None, None)
 
 
 def _delete(session: DestinationSession, rows: RowSet, keep_run: str) -> int:
