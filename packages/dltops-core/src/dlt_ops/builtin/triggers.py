@@ -1,4 +1,6 @@
-"""Built-in trigger emitters: ``cli`` (a person or script ran a command) and ``backfill``."""
+"""Built-in trigger emitters: ``cli`` (a person or script ran a command), ``backfill``, the
+built-in scheduler ``y-scheduler``, ``airflow`` (the DAG factory), and the ``schedule emit``
+targets ``cron`` and ``github-actions``."""
 
 from __future__ import annotations
 
@@ -22,8 +24,17 @@ class TriggerEmitter:
 
 @hookimpl
 def dlt_ops_register_trigger_emitters(register: Register[TriggerEmitterProtocol]) -> None:
-    """Register ``cli`` and ``backfill``."""
+    """Register the built-in emitters."""
+    from dlt_ops.scheduler.targets import CronTarget, GitHubActionsTarget
+
     register(TriggerEmitter("cli", "run started from the dlt-ops command line"), name="cli")
     register(
         TriggerEmitter("backfill", "chunk run of `dlt-ops pipeline backfill`"), name="backfill"
     )
+    register(
+        TriggerEmitter("y-scheduler", "run started by the built-in `dlt-ops scheduler run`"),
+        name="y-scheduler",
+    )
+    register(TriggerEmitter("airflow", "run started by a dlt_ops.airflow DAG task"), name="airflow")
+    register(CronTarget(), name="cron")
+    register(GitHubActionsTarget(), name="github-actions")

@@ -33,6 +33,16 @@ COMMANDS = (
         "Inspect and clean up @with_checkpoints rows in the destination.",
     ),
     Entry("backfill", "dlt_ops.cli.backfill:backfill_app", "Inspect backfills and their chunks."),
+    Entry(
+        "scheduler",
+        "dlt_ops.cli.scheduler:scheduler_app",
+        "Run the project's schedules on this machine (y-scheduler).",
+    ),
+    Entry(
+        "schedule",
+        "dlt_ops.cli.schedule:schedule_app",
+        "Write the project's schedules for cron or a CI system.",
+    ),
 )
 
 rich_help.install()  # help and usage errors render without rich's markdown machinery

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dlt_ops.config.root import CONFIG_RELPATH
-from dlt_ops.config.schema import PROJECT_KEYS, SOURCE_KEYS, KeySpec, Schedule
+from dlt_ops.config.schema import PROJECT_KEYS, SOURCE_KEYS, KeySpec
 from dlt_ops.config.toml import read_toml
 from dlt_ops.errors import (
     ConfigError,
@@ -51,8 +51,10 @@ class SourceConfig:
 
     @property
     def schedule_valid(self) -> bool:
-        """Whether ``schedule`` is one of the known schedules."""
-        return self.schedule in {s.value for s in Schedule}
+        """Whether ``schedule`` is one of the known tags or a ``cron:<expression>``."""
+        from dlt_ops.scheduler.cron import is_valid_schedule
+
+        return is_valid_schedule(self.schedule)
 
 
 @dataclass(frozen=True)

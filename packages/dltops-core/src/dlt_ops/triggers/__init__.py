@@ -1,5 +1,5 @@
 """Trigger emitters: the named origins of runs (``cli``, ``backfill``, ...)."""
 
-from dlt_ops.triggers.protocol import TriggerEmitter
+from dlt_ops.triggers.protocol import ScheduledSource, ScheduleTarget, TriggerEmitter
 
-__all__ = ["TriggerEmitter"]
+__all__ = ["ScheduleTarget", "ScheduledSource", "TriggerEmitter"]

@@ -1,0 +1,63 @@
+"""``dlt-ops schedule emit``: the project's schedules written for another scheduler."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dlt_ops.cli.state import AppState, RootOption
+
+schedule_app = typer.Typer(
+    no_args_is_help=True, help="Write the project's schedules for cron or a CI system."
+)
+
+
+@schedule_app.command("emit")
+def emit(
+    ctx: typer.Context,
+    target: Annotated[
+        str,
+        typer.Option("--target", "-t", help="A schedule target: cron or github-actions."),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="File to write ('-' for stdout; default per target)."),
+    ] = None,
+    root_as: Annotated[
+        str | None,
+        typer.Option(
+            "--root-as",
+            help="The project root as the scheduler sees it (default: "
+            "this root; '.' for a CI checkout).",
+        ),
+    ] = None,
+    root: RootOption = None,
+) -> None:
+    """Write a crontab or a GitHub Actions workflow naming every scheduled source; each entry
+    runs `dlt-ops pipeline run -s <source> -y --trigger-source <target>`."""
+    from dlt_ops.errors import UsageError
+    from dlt_ops.scheduler.cron import cron_text
+    from dlt_ops.scheduler.service import scheduled_sources
+    from dlt_ops.triggers import ScheduledSource, ScheduleTarget
+
+    state: AppState = ctx.obj.with_root(root)
+    config, registry = state.project(), state.registry()
+    emitter = registry.get("trigger_emitter", target)
+    if not isinstance(emitter, ScheduleTarget):
+        raise UsageError(f"trigger emitter {target!r} writes no schedule files; use a target "
+                         "such as cron or github-actions.")  # fmt: skip
+    sources = []
+    for name in scheduled_sources(config):
+        schedule = str(config.source(name).schedule)
+        sources.append(ScheduledSource(name, schedule, str(cron_text(schedule))))
+    default_root = "." if target == "github-actions" else str(config.root)
+    text = emitter.render(sources, root=root_as or default_root, trigger_source=target)
+    if output is not None and str(output) == "-":
+        typer.echo(text, nl=False)
+        return
+    path = output or config.root / emitter.default_path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    typer.echo(f"wrote {path} ({len(sources)} scheduled source(s), target {target}).")

@@ -1,0 +1,79 @@
+"""``dlt-ops scheduler run``: the built-in scheduler for one machine (trigger ``y-scheduler``)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from dlt_ops.cli.state import AppState, RootOption
+
+if TYPE_CHECKING:
+    from dlt_ops.scheduler.service import Tick
+
+scheduler_app = typer.Typer(
+    no_args_is_help=True, help="Run the project's schedules on this machine (y-scheduler)."
+)
+
+
+def _line(tick: Tick) -> str:
+    slot = tick.slot.isoformat().replace("+00:00", "Z")
+    if tick.skipped:
+        return f"- {tick.source} (slot {slot}): skipped: {tick.skipped}"
+    if tick.error and tick.run_id is None:
+        return f"✗ {tick.source} (slot {slot}): refused: {tick.error}"
+    mark = "✓" if tick.ok else "✗"
+    tail = f": {tick.error}" if tick.error else ""
+    return f"{mark} {tick.source} (slot {slot}): run {tick.run_id} {tick.status}{tail}"
+
+
+@scheduler_app.command("run")
+def run(
+    ctx: typer.Context,
+    once: Annotated[
+        bool, typer.Option("--once", help="Run what is due now, then exit (for cron/CI).")
+    ] = False,
+    max_parallel: Annotated[
+        int, typer.Option("--max-parallel", min=1, help="Due sources run at most N at a time.")
+    ] = 1,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="With --once: print what each due source came to.")
+    ] = False,
+    root: RootOption = None,
+) -> None:
+    """Run each source whose schedule is due (against its newest ledger run), as y-scheduler.
+
+    Without --once it loops until SIGTERM or Ctrl-C, then lets the runs in flight finish.
+    Exit 1 when a run failed (with --once).
+    """
+    from dlt_ops.scheduler.service import run_due, serve
+
+    state: AppState = ctx.obj.with_root(root)
+    config, registry = state.project(), state.registry()
+    if once:
+        ticks = run_due(registry, config, max_parallel=max_parallel)
+        if as_json:
+            typer.echo(json.dumps([{**vars(t), "slot": t.slot.isoformat()} for t in ticks],
+                                  indent=2))  # fmt: skip
+        else:
+            for tick in ticks:
+                typer.echo(_line(tick))
+            if not ticks:
+                typer.echo("nothing due.")
+        if not all(t.ok for t in ticks):
+            raise typer.Exit(1)
+        return
+    stop = threading.Event()
+
+    def _stop(signum: int, frame: object) -> None:
+        typer.echo("stopping: runs in flight finish first.", err=True)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    typer.echo("scheduler running (SIGTERM or Ctrl-C stops it).", err=True)
+    serve(registry, config, stop=stop, max_parallel=max_parallel,
+          report=lambda tick: typer.echo(_line(tick)))  # fmt: skip

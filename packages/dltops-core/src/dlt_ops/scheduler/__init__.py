@@ -1,0 +1,1 @@
+"""The built-in scheduler (``dlt-ops scheduler run``) and schedule evaluation."""

@@ -1,0 +1,86 @@
+"""Is a source due? Its schedule's latest slot against its newest run in the ledger.
+
+A source is due when its schedule fired (at or before now) after its newest run started, or
+when it never ran. ``@manual`` sources are never due. The slot is the fire time; the interval
+it closes is ``[previous fire, slot)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import structlog
+
+from dlt_ops.config import ProjectConfig
+from dlt_ops.plugins import PluginRegistry
+from dlt_ops.scheduler.cron import Cron, cron_text
+
+log = structlog.get_logger(__name__)
+
+_MINUTE = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class Due:
+    """A source due now: the slot that fired and the interval it closes."""
+
+    source: str
+    schedule: str
+    slot: datetime
+    interval_start: datetime | None
+    last_started: datetime | None
+
+
+def schedule_of(config: ProjectConfig, source: str) -> Cron | None:
+    """The source's schedule as cron, ``None`` when it is manual or has none (or is invalid)."""
+    cfg = config.source(source)
+    if not cfg.schedule_valid:
+        return None
+    text = cron_text(cfg.schedule)
+    return Cron.parse(text) if text is not None else None
+
+
+def newest_start(registry: PluginRegistry, config: ProjectConfig, source: str) -> datetime | None:
+    """When the source's newest ledger run started (any status, any trigger), from every
+    readable sink of its ledger; ``None`` when it never ran (or no ledger can be read)."""
+    from dlt_ops.destinations import resolve_destination
+    from dlt_ops.ledger.readers import SessionPool, source_ledger
+    from dlt_ops.ledger.sinks import LedgerQuery
+
+    where = resolve_destination(config, source, None)
+    newest: datetime | None = None
+    with SessionPool(registry, config) as pool:
+        ledger = source_ledger(registry, config, where, pool)
+        for name, sink in ledger.with_method("read_runs"):
+            try:
+                rows = sink.read_runs(LedgerQuery(source=source, limit=1)) or []  # type: ignore[attr-defined]
+            except Exception as exc:  # a missing database or table: nothing ran there yet
+                log.debug("scheduler.ledger_unread", source=source, sink=name, error=str(exc))
+                continue
+            for row in rows:
+                started = _utc(row.started_at)
+                if started is not None and (newest is None or started > newest):
+                    newest = started
+    return newest
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def due(registry: PluginRegistry, config: ProjectConfig, source: str, now: datetime) -> Due | None:
+    """``source`` when it is due at ``now``, else ``None``."""
+    cron = schedule_of(config, source)
+    if cron is None:
+        return None
+    slot = cron.previous(now)
+    if slot is None:
+        return None
+    last = newest_start(registry, config, source)
+    if last is not None and last >= slot:
+        return None
+    before = cron.previous(slot - _MINUTE)
+    return Due(source, str(config.source(source).schedule), slot, before, last)

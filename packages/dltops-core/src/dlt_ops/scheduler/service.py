@@ -1,0 +1,132 @@
+"""``dlt-ops scheduler run``: run what is due, once or in a loop, as ``y-scheduler``.
+
+For each source with a schedule: is it due (``due.py``)? If so, take its run lease (a source
+another run holds is skipped: that run is the one doing the work), ask "due?" again under the
+lease — a scheduler on another machine may have run it between the two looks — and run it.
+So two schedulers never run one source twice for one slot.
+
+The run is the source's ordinary run (no window): its incremental cursor carries on from its
+last load, so a missed slot is caught up by the next one.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+
+import structlog
+
+from dlt_ops.clock import utcnow
+from dlt_ops.config import ProjectConfig
+from dlt_ops.errors import DltOpsError
+from dlt_ops.plugins import PluginRegistry
+from dlt_ops.scheduler.due import Due, due, schedule_of
+
+log = structlog.get_logger(__name__)
+
+TRIGGER_SOURCE = "y-scheduler"
+#: The loop looks again at least this often (a config change, a run started by hand).
+MAX_SLEEP_S = 60.0
+
+
+@dataclass(frozen=True)
+class Tick:
+    """What one source came to in one pass: ran (``record``), or why not (``skipped``)."""
+
+    source: str
+    slot: datetime
+    run_id: str | None = None
+    status: str | None = None
+    skipped: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """The source ran and completed, or was rightly skipped."""
+        return self.error is None and self.status in (None, "completed")
+
+
+def scheduled_sources(config: ProjectConfig) -> list[str]:
+    """Sources with a schedule that can come due (discovered, not ``@manual``), by name."""
+    from dlt_ops.project.discovery import discover
+
+    project = discover(config.root)
+    return sorted(name for name in project.sources if schedule_of(config, name) is not None)
+
+
+def run_due(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    *,
+    now: datetime | None = None,
+    max_parallel: int = 1,
+) -> list[Tick]:
+    """One pass: run every source due at ``now``; at most ``max_parallel`` at a time."""
+    now = now or utcnow()
+    dues = [d for s in scheduled_sources(config) if (d := due(registry, config, s, now))]
+    for d in dues:
+        log.info("scheduler.due", source=d.source, schedule=d.schedule, slot=d.slot.isoformat(),
+                 last_started=d.last_started.isoformat() if d.last_started else None)  # fmt: skip
+    if max_parallel <= 1 or len(dues) <= 1:  # in this thread: Ctrl-C reaches the run
+        return [_run_one(registry, config, d, now) for d in dues]
+    with ThreadPoolExecutor(max_workers=max_parallel, thread_name_prefix="y-scheduler") as pool:
+        return list(pool.map(lambda d: _run_one(registry, config, d, now), dues))
+
+
+def _run_one(registry: PluginRegistry, config: ProjectConfig, d: Due, now: datetime) -> Tick:
+    from dlt_ops.runner.lease import LeaseBusyError, source_lease
+    from dlt_ops.runner.model import RunRequest
+    from dlt_ops.runner.run import execute_run, prepare_for
+
+    run_id = uuid.uuid4().hex
+    request = RunRequest(source=d.source, trigger_source=TRIGGER_SOURCE, run_id=run_id,
+                         lease_held=True)  # fmt: skip
+    try:
+        prepared = prepare_for(registry, config, request)
+        with source_lease(registry, config, prepared.where, source=d.source,
+                          full_tier=prepared.full_tier, run_id=run_id):  # fmt: skip
+            if due(registry, config, d.source, now) is None:  # ran meanwhile (another host)
+                log.info("scheduler.ran_meanwhile", source=d.source, slot=d.slot.isoformat())
+                return Tick(d.source, d.slot, skipped="another run took this slot")
+            outcome = execute_run(registry, config, request, prepared=prepared)
+    except LeaseBusyError as exc:
+        log.info("scheduler.busy", source=d.source, reason=str(exc))
+        return Tick(d.source, d.slot, skipped=str(exc))
+    except DltOpsError as exc:  # refused before a row (config, unknown resource...)
+        log.error("scheduler.refused", source=d.source, error=str(exc))
+        return Tick(d.source, d.slot, error=str(exc))
+    record = outcome.record
+    return Tick(d.source, d.slot, run_id=record.run_id, status=record.status,
+                error=record.error_summary if not outcome.ok else None)  # fmt: skip
+
+
+def next_wake(config: ProjectConfig, now: datetime) -> float:
+    """Seconds until the next slot of any scheduled source (at most ``MAX_SLEEP_S``)."""
+    times = [
+        fire
+        for s in scheduled_sources(config)
+        if (cron := schedule_of(config, s)) is not None and (fire := cron.next(now)) is not None
+    ]
+    if not times:
+        return MAX_SLEEP_S
+    return max(0.0, min(MAX_SLEEP_S, (min(times) - now).total_seconds()))
+
+
+def serve(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    *,
+    stop: threading.Event,
+    max_parallel: int = 1,
+    report: Callable[[Tick], None] = lambda tick: None,
+) -> None:
+    """Pass after pass until ``stop`` is set; a pass in flight finishes its runs first."""
+    while not stop.is_set():
+        for tick in run_due(registry, config, max_parallel=max_parallel):
+            report(tick)
+        if stop.wait(next_wake(config, utcnow())):
+            break

@@ -1,0 +1,102 @@
+"""The built-in scheduler and ``schedule emit`` (issue 13): real CLI, real ledger (DuckDB)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+
+from dlt_ops.scheduler.cron import Cron, cron_text, is_valid_schedule
+
+CONFIG = """
+[dlt_ops]
+default_destination = "duckdb"
+default_dataset = "ds"
+
+[sources.hourly_src.dlt_ops]
+schedule = "@hourly"
+
+[sources.manual_src.dlt_ops]
+schedule = "@manual"
+
+[sources.nightly_src.dlt_ops]
+schedule = "cron:15 3 * * *"
+"""
+
+
+def _ledger(root: Path, source: str) -> list[tuple]:
+    path = root / f"{source}_pipeline.duckdb"
+    if not path.exists():
+        return []
+    with duckdb.connect(str(path), read_only=True) as con:
+        return con.execute(
+            "SELECT source_section, trigger_source, status FROM ds._dlt_ops_runs"
+        ).fetchall()
+
+
+@pytest.fixture
+def scheduled(project, templates) -> Path:  # noqa: ANN001
+    return project(CONFIG, {n: templates["events"] for n in ("hourly_src", "manual_src",
+                                                              "nightly_src")})  # fmt: skip
+
+
+def test_once_runs_what_is_due_and_then_nothing(scheduled: Path, cli) -> None:  # noqa: ANN001
+    # a nightly source that ran after its last slot is not due; plant that run first
+    first = cli("pipeline", "run", "-s", "nightly_src", "-y", cwd=scheduled)
+    assert first.returncode == 0, first.stderr[-3000:]
+    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    proc = cli("scheduler", "run", "--once", "--json", cwd=scheduled)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ticks = json.loads(proc.stdout)
+    assert [(t["source"], t["status"]) for t in ticks] == [("hourly_src", "completed")]
+    assert _ledger(scheduled, "hourly_src") == [("hourly_src", "y-scheduler", "completed")]
+    assert _ledger(scheduled, "manual_src") == []
+    again = cli("scheduler", "run", "--once", cwd=scheduled)
+    if datetime.now(UTC).replace(minute=0, second=0, microsecond=0) != hour:
+        pytest.skip("an hourly slot fired between the two passes; the second one rightly ran")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stdout.strip() == "nothing due."
+    assert len(_ledger(scheduled, "hourly_src")) == 1
+
+
+def test_emit_cron_and_github_actions(scheduled: Path, cli) -> None:  # noqa: ANN001
+    proc = cli("schedule", "emit", "--target", "cron", "-o", "-", cwd=scheduled)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [line for line in proc.stdout.splitlines() if not line.startswith("#")]
+    assert any(line.startswith("0 * * * * ") and "-s hourly_src" in line for line in lines)
+    assert any(line.startswith("15 3 * * * ") and "-s nightly_src" in line for line in lines)
+    assert all("--trigger-source cron" in line for line in lines if "dlt-ops" in line)
+    assert "manual_src" not in proc.stdout
+
+    proc = cli("schedule", "emit", "--target", "github-actions", cwd=scheduled)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    workflow = yaml.safe_load((scheduled / ".github/workflows/dlt-ops.yml").read_text())
+    crons = [entry["cron"] for entry in workflow[True]["schedule"]]  # YAML 1.1 reads on: as True
+    assert crons == ["0 * * * *", "15 3 * * *"]
+    jobs = workflow["jobs"]
+    sources = sorted(s for job in jobs.values() for s in job["strategy"]["matrix"]["source"])
+    assert sources == ["hourly_src", "nightly_src"]
+    for job in jobs.values():
+        assert job["concurrency"]["group"] == "dlt-ops-${{ matrix.source }}"
+        assert "--trigger-source github-actions" in job["steps"][-1]["run"]
+
+    refused = cli("schedule", "emit", "--target", "cli", cwd=scheduled)
+    assert refused.returncode == 2 and "writes no schedule files" in refused.stderr
+
+
+def test_cron_evaluation() -> None:
+    now = datetime(2026, 3, 4, 10, 37, 12, tzinfo=UTC)  # a Wednesday
+    assert Cron.parse("0 * * * *").previous(now) == datetime(2026, 3, 4, 10, 0, tzinfo=UTC)
+    assert Cron.parse("0 */2 * * *").previous(now) == datetime(2026, 3, 4, 10, 0, tzinfo=UTC)
+    assert Cron.parse("0 0 * * 1").previous(now) == datetime(2026, 3, 2, 0, 0, tzinfo=UTC)
+    assert Cron.parse("0 0 1 * *").previous(now) == datetime(2026, 3, 1, 0, 0, tzinfo=UTC)
+    assert Cron.parse("15 3 * * *").next(now) == datetime(2026, 3, 5, 3, 15, tzinfo=UTC)
+    assert Cron.parse("0 0 29 2 *").previous(now) == datetime(2024, 2, 29, 0, 0, tzinfo=UTC)
+    assert cron_text("@manual") is None
+    assert is_valid_schedule("cron:*/5 * * * *")
+    assert not is_valid_schedule("cron:61 * * * *")
+    assert not is_valid_schedule("@fortnightly")
