@@ -124,6 +124,25 @@ def test_sigkilled_run_shows_as_abandoned(project, templates, cli, blocking_run)
     assert alert.returncode == 1
 
 
+def test_status_during_a_duckdb_run_is_running(project, templates, cli, blocking_run) -> None:  # noqa: ANN001
+    root = project(DUCKDB, {"slow_src": templates["blocking"]})
+    proc = blocking_run(root, "slow_src")
+    try:
+        # the run is mid-extract and heartbeats every 0.5 s: the file is free between writes
+        for _ in range(3):
+            state = _status(cli, root)["slow_src"]
+            assert state["ledger"] == "ok", state
+            assert state["runs"][0]["status"] == "running"
+        text = cli("pipeline", "status", "-s", "slow_src", cwd=root).stdout
+        assert "running" in text and "unreadable" not in text
+    finally:
+        (root.parent / "slow_src.release").write_text("go")
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "non-fatal" not in err  # no ledger write was refused by the readers
+    assert _status(cli, root)["slow_src"]["runs"][0]["status"] == "completed"
+
+
 @pytest.mark.parametrize("flag", ["failed", "stale"])
 def test_fail_on_is_quiet_when_healthy(project, templates, cli, flag: str) -> None:  # noqa: ANN001
     root = project(DUCKDB, {"events_src": templates["events"]})

@@ -6,6 +6,7 @@ destination is built) is declared by the engine's adapter.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from dlt_ops.adapters import (
@@ -21,6 +22,9 @@ from dlt_ops.errors import PluginError
 from dlt_ops.plugins import PluginRegistry
 
 _DLT_PREFIX = "dlt.destinations."
+#: How long opening a single-writer database waits for another process to let go of it: a
+#: run's ledger write and a reader's query each hold the file for milliseconds.
+BUSY_WAIT_S = 3.0
 
 
 def engine_name(destination: str) -> str:
@@ -168,4 +172,21 @@ def open_session(
     """Connect to ``where`` through its registered adapter."""
     adapter = load_adapter(registry, where.engine)
     target = connection_target(config, where, setting_keys=adapter.dlt_setting_keys)
-    return DestinationSession.open(adapter, target)
+    return open_when_free(adapter, target)
+
+
+def open_when_free(
+    adapter: DestinationAdapter, target: ConnectionTarget, wait_s: float = BUSY_WAIT_S
+) -> DestinationSession:
+    """``DestinationSession.open``; on a single-writer engine a failed open is retried for up
+    to ``wait_s`` (another process may hold the file for one write), then raised."""
+    deadline = time.monotonic() + (wait_s if adapter.capabilities.single_writer else 0.0)
+    delay = 0.02
+    while True:
+        try:
+            return DestinationSession.open(adapter, target)
+        except Exception:
+            if time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)

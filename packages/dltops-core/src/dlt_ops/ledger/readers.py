@@ -9,7 +9,12 @@ from dataclasses import dataclass
 
 from dlt_ops.adapters import ConnectionTarget, DestinationSession, check_identifier
 from dlt_ops.config import ProjectConfig
-from dlt_ops.destinations import ResolvedDestination, connection_target, load_adapter
+from dlt_ops.destinations import (
+    ResolvedDestination,
+    connection_target,
+    load_adapter,
+    open_when_free,
+)
 from dlt_ops.ledger.build import build_sinks
 from dlt_ops.ledger.sinks import LedgerSink
 from dlt_ops.plugins import PluginRegistry
@@ -49,7 +54,8 @@ class SessionPool:
                     self.config, where, read_only=self.read_only,
                     setting_keys=adapter.dlt_setting_keys,
                 )  # fmt: skip
-                self._open[key] = DestinationSession.open(adapter, target)
+                # a single-writer file a run holds for one ledger write: wait, then say so
+                self._open[key] = open_when_free(adapter, target)
             except BaseException as exc:  # remembered so the next source fails fast too
                 self._open[key] = exc
         found = self._open[key]

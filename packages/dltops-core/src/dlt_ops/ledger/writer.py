@@ -8,7 +8,8 @@ thread renews ``heartbeat_at`` so ``status`` can tell a live run from an abandon
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import structlog
@@ -30,15 +31,43 @@ class LedgerWriter:
         record: RunRecord,
         *,
         heartbeat_seconds: float = 30.0,
+        release: Callable[[], None] | None = None,
     ) -> None:
         self.sinks = list(sinks)
+        # called after every write: on a single-writer engine the ledger lets go of the
+        # database between writes, so readers see the run as running
+        self._release = release
         self.record = record
         self.heartbeat_seconds = heartbeat_seconds
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
+    @contextmanager
+    def borrowed(self) -> Iterator[list[tuple[str, LedgerSink]]]:
+        """The sinks, for a ledger write besides start/heartbeat/finish (closing dead runs'
+        rows): no heartbeat interleaves, and the connection is let go after it."""
+        with self._lock:
+            try:
+                yield self.sinks
+            finally:
+                self._let_go()
+
+    def _let_go(self) -> None:
+        if self._release is None:
+            return
+        try:
+            self._release()
+        except Exception as exc:  # closing is housekeeping, never a failure
+            log.debug("ledger.release_failed", error=redact(f"{type(exc).__name__}: {exc}"))
+
     def _each(self, phase: str, call: str) -> None:
+        try:
+            self._write(phase, call)
+        finally:
+            self._let_go()
+
+    def _write(self, phase: str, call: str) -> None:
         for name, sink in self.sinks:
             try:
                 getattr(sink, call)(self.record)

@@ -201,18 +201,23 @@ def execute_run(
         prepared = prepare_for(registry, config, request)
     where = prepared.where
     session = _LazySession(registry, config, where)
+    # on a single-writer engine the ledger has its own session, closed after each write: a
+    # connection held for the whole run would lock readers out (status could never say running)
+    single_writer = _single_writer(registry, prepared)
+    ledger_session = _LazySession(registry, config, where) if single_writer else session
     sinks = build_sinks(
         registry,
         config,
         engine=where.engine,
         dataset=where.dataset,
         full_tier=prepared.full_tier,
-        open_session=session,
+        open_session=ledger_session,
     )
     run_id = request.run_id or uuid.uuid4().hex
     writer = LedgerWriter(
-        sinks, _start_record(request, where, run_id), heartbeat_seconds=config.heartbeat_seconds
-    )
+        sinks, _start_record(request, where, run_id), heartbeat_seconds=config.heartbeat_seconds,
+        release=ledger_session.close if single_writer else None,
+    )  # fmt: skip
     bound = structlog.contextvars.bound_contextvars(
         run_id=run_id, source=request.source, destination=where.engine
     )
@@ -234,7 +239,8 @@ def execute_run(
     with bound, lease as lease_failure, project_environment(config.root), \
             _no_trace_left(config, request, where):  # fmt: skip
         writer.start()
-        close_dead_runs_of(writer.sinks, request.source, closed_by=run_id)
+        with writer.borrowed() as ledger_sinks:
+            close_dead_runs_of(ledger_sinks, request.source, closed_by=run_id)
         lifecycle.run_started(ctx, writer.record)
         try:
             if lease_failure is not None:  # the destination could not be asked: fail the row
@@ -313,6 +319,16 @@ def _lease(
         yield None
 
 
+def _single_writer(registry: PluginRegistry, prepared: PreparedRun) -> bool:
+    """Whether the run's destination is a database one process at a time may open for writing
+    (its adapter says so; core-tier destinations have no ledger table to hold)."""
+    if not prepared.full_tier:
+        return False
+    from dlt_ops.destinations import load_adapter
+
+    return bool(load_adapter(registry, prepared.where.engine).capabilities.single_writer)
+
+
 def _noted(state: RunState, summary: str | None, run_id: str) -> str | None:
     """The ledger row's summary, led by what ``--drop-pending`` dropped (if it did)."""
     if state.dropped is None:
@@ -329,7 +345,8 @@ def _close_dropped(writer: LedgerWriter, source: str, state: RunState) -> None:
     reasons = {r: f"its pending load package was dropped by run {run_id} (--drop-pending)"
                for r in dropped.runs if r != run_id}  # fmt: skip
     if reasons:
-        close_runs_by_id(writer.sinks, reasons, source=source)
+        with writer.borrowed() as sinks:
+            close_runs_by_id(sinks, reasons, source=source)
 
 
 def _close_inherited(
@@ -347,7 +364,8 @@ def _close_inherited(
         log.info("run.inherited_package", load_id=origin.load_id, from_run=origin.run_id,
                  rows=origin.rows)  # fmt: skip
     if reasons:
-        close_runs_by_id(writer.sinks, reasons, source=source)
+        with writer.borrowed() as sinks:
+            close_runs_by_id(sinks, reasons, source=source)
 
 
 def _table_name(resource: DltResource) -> str:
