@@ -118,6 +118,16 @@ class ChunkWorker:
             keeper.close()
             self.lock.release()
 
+    def run_one(self, chunk: Chunk) -> bool:
+        """Claim and run this one chunk (an orchestrator's mapped task); ``False`` when it
+        failed. A chunk completed or held elsewhere is reported, not run."""
+        keeper = LeaseKeeper(self.state, self.options.lease, self.lock)
+        try:
+            return self._run_chunk(chunk, keeper)
+        finally:
+            keeper.close()
+            self.lock.release()
+
     def _emit(self, kind: str, chunk: Chunk, **fields: Any) -> None:
         self.emit(ChunkEvent(kind, chunk.index, worker=self.state.token, **fields))
 

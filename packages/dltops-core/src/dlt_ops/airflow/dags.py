@@ -1,0 +1,221 @@
+"""The DAG factories. Parse time reads ``.dlt/config.toml`` and scans the project's syntax
+trees (Phase 1): a source module that would fail, or do anything, on import is never imported
+while Airflow parses the DAG file.
+
+Tasks of one source never run against one working directory at once: the per-resource tasks of
+a source are chained one after another in a DAG run, every task waits on the source's run
+lease (it queues instead of failing), and with ``pool=`` the tasks take a slot of that
+Airflow pool, so they queue in Airflow rather than hold a worker slot while they wait.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from airflow.sdk import DAG, get_current_context, task
+from airflow.sdk.exceptions import AirflowSkipException
+
+from dlt_ops.scheduler.cron import TAG_CRON, cron_text
+
+#: A suggested pool name prefix: ``<prefix><source>`` with one slot serializes a source.
+SCHEDULE_POOL_PREFIX = "dlt_ops_"
+DEFAULT_START = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def schedule_to_airflow(schedule: str) -> str | None:
+    """The Airflow schedule of a dlt-ops schedule (``None``: manual, trigger-only)."""
+    return cron_text(schedule)
+
+
+def _dag_id(prefix: str, schedule: str) -> str:
+    if schedule in TAG_CRON:
+        return f"{prefix}_{schedule.lstrip('@')}"
+    text = str(cron_text(schedule))
+    return f"{prefix}_cron_" + "_".join(text.replace("*", "x").replace("/", "every").split())
+
+
+def _window(conf: Mapping[str, Any], native: tuple[Any, Any] | None) -> Any:
+    """``dag_run.conf`` ``start_date``/``end_date`` (ISO, tz-aware) override the native
+    interval edge by edge; no override and no native interval: no window."""
+    from dlt_ops.runner.window import Window, parse_bound
+
+    start, end = conf.get("start_date"), conf.get("end_date")
+    if not start and not end:
+        return None if native is None else Window(native[0], native[1])
+    lo = parse_bound(start, "start_date") if start else (native[0] if native else None)
+    hi = parse_bound(end, "end_date") if end else (native[1] if native else None)
+    if lo is None or hi is None:
+        raise ValueError("a date override needs both edges: this DAG has no data interval")
+    return Window(lo, hi)
+
+
+def run_scheduled(
+    project_root: str,
+    source: str,
+    resource: str | None,
+    known_sources: list[str],
+    use_data_interval: bool,
+) -> dict[str, Any]:
+    """One task: honour ``dag_run.conf`` (``source``, ``resources``, ``start_date``,
+    ``end_date``), then run through the ledger as ``trigger_source = airflow``, the Airflow
+    run id in the ledger's run id."""
+    from dlt_ops.orchestration import run_source
+
+    context = get_current_context()
+    dag_run = context["dag_run"]
+    conf: Mapping[str, Any] = dag_run.conf or {}
+    wanted = conf.get("source")
+    if wanted and wanted not in known_sources:
+        raise ValueError(f"unknown source {wanted!r} in dag_run.conf; known: {known_sources}")
+    if wanted and wanted != source:
+        raise AirflowSkipException(f"source {source!r} not selected")
+    resources: tuple[str, ...] = (resource,) if resource else ()
+    picked = conf.get("resources")
+    if picked and wanted == source:
+        if resource is not None and resource not in picked:
+            raise AirflowSkipException(f"resource {resource!r} not selected ({picked})")
+        if resource is None:
+            resources = tuple(picked)
+    native = None
+    if use_data_interval and context.get("data_interval_start") is not None:
+        native = (context["data_interval_start"], context["data_interval_end"])
+    ti = context["ti"]
+    run_id = f"airflow:{dag_run.dag_id}:{dag_run.run_id}:{ti.task_id}:{ti.try_number}"
+    record = run_source(project_root, source, resources=resources, window=_window(conf, native),
+                        trigger_source="airflow", run_id=run_id, wait=math.inf)  # fmt: skip
+    return {"run_id": record.run_id, "status": record.status,
+            "records_loaded": record.records_loaded}  # fmt: skip
+
+
+def build_schedule_dags(
+    project_root: Path | str,
+    *,
+    dag_prefix: str = "dlt",
+    start_date: datetime | None = None,
+    catchup: bool = False,
+    pool: str | None = None,
+    use_data_interval: bool = False,
+    dag_kwargs: Mapping[str, Any] | None = None,
+) -> dict[str, DAG]:
+    """One DAG per schedule, a task per source (or per Phase-1 resource, chained).
+
+    ``use_data_interval`` bounds each run to the DAG run's data interval (every incremental
+    of the source must take a window); by default runs are unbounded and their incremental
+    cursors carry on, and ``dag_run.conf`` ``start_date``/``end_date`` bound a run on demand.
+    Usage in a DAG file: ``globals().update(build_schedule_dags(PROJECT))``.
+    """
+    from dlt_ops.config import load_project_config
+    from dlt_ops.project.discovery import discover
+
+    root = Path(project_root).resolve()
+    config = load_project_config(root)
+    project = discover(root)
+    groups: dict[str, list[str]] = {}
+    for name in sorted(project.sources):
+        cfg = config.source(name)
+        schedule = str(cfg.schedule) if cfg.schedule_valid else "@manual"
+        groups.setdefault(schedule, []).append(name)
+    dags: dict[str, DAG] = {}
+    for schedule in sorted(groups):
+        dag_id = _dag_id(dag_prefix, schedule)
+        cron = schedule_to_airflow(schedule)
+        with DAG(
+            dag_id=dag_id,
+            schedule=cron,
+            start_date=start_date or DEFAULT_START,
+            catchup=catchup,
+            max_active_runs=1,
+            tags=["dlt-ops", schedule],
+            **dict(dag_kwargs or {}),
+        ) as dag:
+            sources = groups[schedule]
+            for source in sources:
+                resources = project.sources[source].static_resources or (None,)
+                previous = None
+                for resource in resources:
+                    task_id = f"{source}_{resource}" if resource else source
+                    op = task(task_id=task_id, pool=pool or "default_pool")(run_scheduled)(
+                        str(root), source, resource, sources,
+                        use_data_interval and cron is not None,
+                    )  # fmt: skip
+                    if previous is not None:
+                        previous >> op
+                    previous = op
+        dags[dag_id] = dag
+    return dags
+
+
+def _seed(project_root: str, source: str, from_: str, to: str, chunk: str,
+          dataset: str | None) -> list[int]:  # fmt: skip
+    from dlt_ops.orchestration import seed_backfill
+
+    return seed_backfill(project_root, source, from_, to, chunk, dataset=dataset)
+
+
+def _chunk(project_root: str, source: str, from_: str, to: str, chunk: str,
+           dataset: str | None, lease: str, index: int) -> str:  # fmt: skip
+    from dlt_ops.orchestration import run_backfill_chunk
+
+    return run_backfill_chunk(project_root, source, from_, to, chunk, index,
+                              dataset=dataset, lease=lease)  # fmt: skip
+
+
+def _check(project_root: str, source: str, from_: str, to: str, chunk: str,
+           dataset: str | None) -> int:  # fmt: skip
+    from dlt_ops.orchestration import check_backfill
+
+    return check_backfill(project_root, source, from_, to, chunk, dataset=dataset)
+
+
+def build_backfill_dag(
+    project_root: Path | str,
+    source: str,
+    *,
+    from_: datetime | str,
+    to: datetime | str,
+    chunk: str,
+    dataset: str | None = None,
+    lease: str = "10m",
+    dag_id: str | None = None,
+    retries: int = 2,
+    pool: str | None = None,
+    max_active_tis_per_dag: int | None = None,
+    dag_kwargs: Mapping[str, Any] | None = None,
+) -> DAG:
+    """A trigger-only DAG: ``seed`` → ``run_chunk`` mapped over every chunk not completed yet
+    → ``check``. Each mapped task claims its chunk through ``_dlt_backfills``, so the chunks
+    spread over every Airflow worker, each runs exactly once, and a cleared or retried task
+    resumes (a completed chunk is skipped) rather than reloads."""
+    from dlt_ops.backfill.plan import BackfillPlan
+
+    def iso(value: datetime | str) -> str:
+        return value.isoformat() if isinstance(value, datetime) else value
+
+    start, end = iso(from_), iso(to)
+    plan = BackfillPlan.build(source, start, end, chunk)  # usage errors at parse time
+    root = str(Path(project_root).resolve())
+    with DAG(
+        dag_id=dag_id or f"dlt_backfill_{source}_{plan.backfill_id}",
+        schedule=None,
+        start_date=DEFAULT_START,
+        catchup=False,
+        tags=["dlt-ops", "backfill", source],
+        **dict(dag_kwargs or {}),
+    ) as dag:
+        seeded = task(task_id="seed")(_seed)(root, source, start, end, chunk, dataset)
+        mapped = task(
+            task_id="run_chunk", retries=retries, pool=pool or "default_pool",
+            max_active_tis_per_dag=max_active_tis_per_dag,
+        )(_chunk).partial(
+            project_root=root, source=source, from_=start, to=end, chunk=chunk,
+            dataset=dataset, lease=lease,
+        ).expand(index=seeded)  # fmt: skip
+        checked = task(task_id="check", trigger_rule="all_done")(_check)(
+            root, source, start, end, chunk, dataset
+        )
+        mapped >> checked
+    return dag

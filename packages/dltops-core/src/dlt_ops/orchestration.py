@@ -1,0 +1,183 @@
+"""The orchestrator-neutral entry points: what an orchestrator's task calls (no orchestrator
+imported here; ``dlt_ops.airflow`` builds DAGs on these).
+
+* :func:`run_source` — one run of one source, recorded under the orchestrator's
+  ``trigger_source`` and run id; waits for the source's run lease instead of failing.
+* :func:`seed_backfill`, :func:`run_backfill_chunk`, :func:`check_backfill` — a backfill as
+  separate tasks: seed the plan's rows once, then any number of processes (mapped tasks on any
+  number of workers) each claim and run one chunk through ``_dlt_backfills`` (exactly once: a
+  completed chunk is skipped, a failed or expired one is resumed), then check the window is
+  covered.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import structlog
+
+from dlt_ops.errors import BackfillNotCoveredError, DltOpsError
+
+if TYPE_CHECKING:
+    from dlt_ops.backfill.plan import BackfillPlan
+    from dlt_ops.config import ProjectConfig
+    from dlt_ops.ledger import RunRecord
+    from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.runner.window import Window
+
+log = structlog.get_logger(__name__)
+
+__all__ = ["check_backfill", "run_backfill_chunk", "run_source", "seed_backfill"]
+
+
+class ChunkFailedError(DltOpsError):
+    """The chunk's run failed; a retry of the task resumes it."""
+
+    exit_code = 1
+
+
+def _project(project_root: Path | str) -> tuple[ProjectConfig, PluginRegistry]:
+    from dlt_ops.config import load_project_config
+    from dlt_ops.destinations import project_registry
+
+    config = load_project_config(Path(project_root))
+    return config, project_registry(config)
+
+
+def run_source(
+    project_root: Path | str,
+    source: str,
+    *,
+    resources: tuple[str, ...] = (),
+    window: Window | None = None,
+    dataset: str | None = None,
+    trigger_source: str,
+    run_id: str | None = None,
+    wait: float | None = math.inf,
+) -> RunRecord:
+    """Run ``source`` once; return its ledger record. Raises ``RunFailedError`` when the run
+    failed (its row says why), ``LeaseBusyError`` when ``wait`` ran out."""
+    from dlt_ops.runner.model import RunRequest
+    from dlt_ops.runner.run import RunFailedError, execute_run
+
+    config, registry = _project(project_root)
+    request = RunRequest(source=source, resources=resources, dataset=dataset, window=window,
+                         trigger_source=trigger_source, run_id=run_id, wait=wait)  # fmt: skip
+    outcome = execute_run(registry, config, request)
+    if not outcome.ok:
+        raise RunFailedError(outcome)
+    return outcome.record
+
+
+def _plan(source: str, from_: datetime | str, to: datetime | str, chunk: str,
+          resources: tuple[str, ...]) -> BackfillPlan:  # fmt: skip
+    from dlt_ops.backfill.plan import BackfillPlan
+
+    return BackfillPlan.build(source, from_, to, chunk, resources)
+
+
+def seed_backfill(
+    project_root: Path | str,
+    source: str,
+    from_: datetime | str,
+    to: datetime | str,
+    chunk: str,
+    *,
+    resources: tuple[str, ...] = (),
+    dataset: str | None = None,
+) -> list[int]:
+    """Check the source and seed the plan's chunk rows (idempotent); the indexes of the chunks
+    not completed yet, one per task to map."""
+    from dlt_ops.backfill.service import check_source, new_token, open_state
+    from dlt_ops.backfill.state import ChunkStatus
+
+    config, registry = _project(project_root)
+    plan = _plan(source, from_, to, chunk, resources)
+    prepared = check_source(registry, config, plan, dataset)
+    session, state = open_state(registry, config, prepared.where, new_token())
+    with session:
+        rows = state.seed(plan, prepared.pipeline_name)
+    done = {cid for cid, row in rows.items() if row.status == ChunkStatus.completed}
+    log.info("backfill.seeded", backfill_id=plan.backfill_id, chunks=plan.total,
+             completed=len(done))  # fmt: skip
+    return [c.index for c in plan.chunks if c.chunk_id not in done]
+
+
+def run_backfill_chunk(
+    project_root: Path | str,
+    source: str,
+    from_: datetime | str,
+    to: datetime | str,
+    chunk: str,
+    index: int,
+    *,
+    resources: tuple[str, ...] = (),
+    dataset: str | None = None,
+    lease: str = "10m",
+) -> str:
+    """Claim chunk ``index`` of the plan through ``_dlt_backfills`` and run it; returns the
+    chunk's status afterwards (``completed``, or ``claimed``/``running`` when another worker
+    holds it). Raises :class:`ChunkFailedError` when its run failed (a retry resumes it)."""
+    from dlt_ops.backfill.executor import BackfillOptions, ChunkEvent, ChunkWorker
+    from dlt_ops.backfill.plan import parse_lease
+    from dlt_ops.backfill.service import check_source, new_token, open_state
+    from dlt_ops.runner.pipeline import project_environment
+
+    config, registry = _project(project_root)
+    plan = _plan(source, from_, to, chunk, resources)
+    target = next((c for c in plan.chunks if c.index == index), None)
+    if target is None:
+        raise DltOpsError(f"backfill of '{source}' has no chunk {index} (0..{plan.total - 1})")
+    options = BackfillOptions(dataset=dataset, lease=parse_lease(lease))
+    prepared = check_source(registry, config, plan, dataset)
+    session, state = open_state(registry, config, prepared.where, new_token())
+    with session, project_environment(config.root):
+        state.seed(plan, prepared.pipeline_name)  # a task run before (or without) the seed task
+        events: list[str] = []
+
+        def note(event: ChunkEvent) -> None:
+            events.append(event.error or event.kind)
+
+        worker = ChunkWorker(registry, config, plan, state, options, note, prepared=prepared)
+        ok = worker.run_one(target)
+        row = state.rows(plan.backfill_id).get(target.chunk_id)
+    if not ok:
+        raise ChunkFailedError(
+            f"chunk {index}/{plan.total} of backfill {plan.backfill_id} failed: "
+            f"{events[-1] if events else 'see the ledger'}"
+        )
+    return str(row.status) if row is not None else "unknown"
+
+
+def check_backfill(
+    project_root: Path | str,
+    source: str,
+    from_: datetime | str,
+    to: datetime | str,
+    chunk: str,
+    *,
+    resources: tuple[str, ...] = (),
+    dataset: str | None = None,
+) -> int:
+    """Raise ``BackfillNotCoveredError`` unless every chunk of the plan is completed; returns
+    the rows the chunks loaded."""
+    from dlt_ops.backfill.service import open_state
+    from dlt_ops.backfill.state import ChunkStatus
+    from dlt_ops.destinations import resolve_destination
+
+    config, registry = _project(project_root)
+    plan = _plan(source, from_, to, chunk, resources)
+    where = resolve_destination(config, source, dataset)
+    session, state = open_state(registry, config, where, "check", read_only=True)
+    with session:
+        rows = state.rows(plan.backfill_id) if state.exists() else {}
+    done = {cid for cid, r in rows.items() if r.status == ChunkStatus.completed}
+    missing = [c.index for c in plan.chunks if c.chunk_id not in done]
+    if missing:
+        raise BackfillNotCoveredError(
+            f"backfill {plan.backfill_id} of '{source}': chunk(s) {missing} not completed"
+        )
+    return sum(r.records_loaded or 0 for r in rows.values())

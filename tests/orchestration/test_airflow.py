@@ -1,0 +1,154 @@
+"""``dlt_ops.airflow`` under real ``dag.test()`` runs, in Airflow's own venv (issue 13)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from tests.backfill.conftest import build_project
+from tests.conftest import write_project
+
+CONFIG = """
+[dlt_ops]
+default_destination = "duckdb"
+default_dataset = "ds"
+
+[sources.events_src.dlt_ops]
+schedule = "@hourly"
+airflow_var = "EVENTS_TOKEN"
+airflow_var_key = "token"
+
+[sources.manual_src.dlt_ops]
+schedule = "@manual"
+"""
+
+#: Needs a secret (served by the Airflow Variable); never prints it.
+SECRET_SOURCE = """
+import dlt
+
+
+@dlt.resource(name="events", primary_key="id", write_disposition="merge")
+def events(token=dlt.secrets.value):
+    if token != "s3cret-token":
+        raise ValueError("wrong token")
+    yield [{"id": i} for i in range(1, 6)]
+
+
+@dlt.source(name="{name}")
+def {name}_source(token=dlt.secrets.value):
+    return events(token)
+"""
+
+#: Importing this module at DAG parse time would leave a marker (and fail).
+BOOBY_TRAP = """
+import os
+from pathlib import Path
+
+Path(os.environ["TRAP_MARKER"]).write_text("imported at parse time")
+raise RuntimeError("this module must never be imported while a DAG file is parsed")
+
+import dlt
+
+
+@dlt.source(name="{name}")
+def {name}_source():
+    return []
+"""
+
+SCHEDULED = """
+import json, os
+from pathlib import Path
+from dlt_ops.airflow import build_schedule_dags
+
+dags = build_schedule_dags(os.environ["DLT_PROJECT"])
+globals().update(dags)
+
+if __name__ == "__main__":
+    trap = Path(os.environ["TRAP_MARKER"])
+    tasks = {k: sorted(d.task_ids) for k, d in dags.items()}
+    print(json.dumps({"dags": sorted(dags), "tasks": tasks, "trap": trap.exists()}))
+    run = dags["dlt_hourly"].test(variable_file_path=os.environ["VARIABLES"])
+    print(json.dumps({"state": str(run.state)}))
+"""
+
+
+def _last_json(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def test_import_without_airflow_names_the_extra() -> None:
+    proc = subprocess.run([sys.executable, "-c", "import dlt_ops.airflow"], capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    last = proc.stderr.strip().splitlines()[-1]
+    assert (
+        last
+        == 'ImportError: dlt_ops.airflow needs Apache Airflow 3: pip install "dltops-core[airflow]"'
+    )
+
+
+@pytest.mark.integration
+def test_scheduled_dag_lands_an_airflow_row(airflow_home: Any, tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", CONFIG,
+                         {"events_src": SECRET_SOURCE, "manual_src": BOOBY_TRAP})  # fmt: skip
+    variables = tmp_path / "variables.json"
+    variables.write_text(json.dumps({"EVENTS_TOKEN": "s3cret-token"}))
+    trap = tmp_path / "trap"
+    env = {"TRAP_MARKER": str(trap), "DLT_PROJECT": str(root), "VARIABLES": str(variables)}
+    proc = airflow_home.run_dag_file(tmp_path / "dags", SCHEDULED, env=env)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
+    parsed, ran = _last_json(proc.stdout)[:2]
+    assert parsed["dags"] == ["dlt_hourly", "dlt_manual"]
+    assert parsed["tasks"]["dlt_hourly"] == ["events_src_events"]
+    assert parsed["trap"] is False and not trap.exists()
+    assert ran["state"] == "success", (proc.stdout + proc.stderr)[-5000:]
+    with duckdb.connect(str(root / "events_src_pipeline.duckdb"), read_only=True) as con:
+        rows = con.execute("SELECT trigger_source, status, run_id FROM ds._dlt_ops_runs").fetchall()
+        assert con.execute("SELECT count(*) FROM ds.events").fetchone() == (5,)
+    assert [(t, s) for t, s, _ in rows] == [("airflow", "completed")]
+    assert rows[0][2].startswith("airflow:dlt_hourly:") and rows[0][2].endswith(
+        ":events_src_events:1"
+    )
+    assert "s3cret-token" not in proc.stdout + proc.stderr
+
+
+BACKFILL = """
+import json, os
+from datetime import datetime, timezone
+from dlt_ops.airflow import build_backfill_dag
+
+dag = build_backfill_dag(os.environ["DLT_PROJECT"], "daily",
+                         from_=datetime(2026, 1, 1, tzinfo=timezone.utc),
+                         to=datetime(2026, 1, 11, tzinfo=timezone.utc), chunk="1d")
+
+if __name__ == "__main__":
+    print(json.dumps({"tasks": sorted(dag.task_ids)}))
+    for attempt in range(2):  # the second run finds every chunk completed: it reloads nothing
+        run = dag.test()
+        print(json.dumps({"state": str(run.state)}))
+"""
+
+
+@pytest.mark.integration
+def test_backfill_dag_covers_the_window_once(airflow_home: Any, tmp_path: Path,
+                                             postgres_database: Any) -> None:  # fmt: skip
+    project = build_project(tmp_path / "proj", "postgres", postgres_database)
+    env = {"BF_DAYS": "10", "DLT_PROJECT": str(project.root)}
+    proc = airflow_home.run_dag_file(tmp_path / "dags", BACKFILL, env=env)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
+    parsed, first, second = _last_json(proc.stdout)[:3]
+    assert parsed["tasks"] == ["check", "run_chunk", "seed"]
+    assert first["state"] == second["state"] == "success", (proc.stdout + proc.stderr)[-5000:]
+    assert project.query("SELECT count(*), count(DISTINCT id) FROM {ds}.events") == [(10, 10)]
+    completed = project.query(
+        "SELECT count(DISTINCT run_id), count(*) FROM {ds}._dlt_ops_runs "
+        "WHERE trigger_source = 'backfill' AND status = 'completed'"
+    )
+    assert completed == [(10, 10)]
+    statuses = project.query("SELECT DISTINCT status FROM {ds}._dlt_backfills")
+    assert statuses == [("completed",)]
