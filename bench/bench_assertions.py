@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -101,6 +102,7 @@ def child_pipeline(case: str, n: int) -> dict[str, float]:
     pipe.normalize()
     pipe.load()
     done = time.perf_counter()
+    shutil.rmtree(work, ignore_errors=True)
     return {"extract_s": extracted - start, "total_s": done - start}
 
 
