@@ -100,3 +100,42 @@ def test_cron_evaluation() -> None:
     assert is_valid_schedule("cron:*/5 * * * *")
     assert not is_valid_schedule("cron:61 * * * *")
     assert not is_valid_schedule("@fortnightly")
+
+
+def test_two_schedulers_run_a_source_once(project, tmp_path: Path) -> None:  # noqa: ANN001
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import CLI
+    from tests.test_run_lease import HELD_SOURCE
+
+    config = '[dlt_ops]\ndefault_destination = "duckdb"\ndefault_dataset = "ds"\n\n'
+    config += '[sources.held.dlt_ops]\nschedule = "@hourly"\n'
+    root = project(config, {"held": HELD_SOURCE})
+    started, release = tmp_path / "started", tmp_path / "release"
+    env = {**os.environ, "RUNTIME__DLTHUB_TELEMETRY": "false", "HELD_STARTED": str(started),
+           "HELD_RELEASE": str(release)}  # fmt: skip
+    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+
+    def scheduler() -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "-c", CLI, "scheduler", "run", "--once", "--json"],
+                                cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)  # fmt: skip
+
+    first = scheduler()
+    deadline = time.monotonic() + 90
+    while not started.exists():  # polls the file the source writes, with a deadline
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()[1][-3000:]
+        time.sleep(0.05)
+    second = scheduler()
+    out2, err2 = second.communicate(timeout=180)  # the source is held: it must not run it
+    release.write_text("go")
+    out1, err1 = first.communicate(timeout=180)
+    if datetime.now(UTC).replace(minute=0, second=0, microsecond=0) != hour:
+        pytest.skip("an hourly slot fired during the test; a second run would be right")
+    assert first.returncode == 0 and second.returncode == 0, err1[-3000:] + err2[-3000:]
+    assert [t["status"] for t in json.loads(out1)] == ["completed"]
+    assert all(t["status"] is None for t in json.loads(out2)), out2
+    assert _ledger(root, "held") == [("held", "y-scheduler", "completed")]
