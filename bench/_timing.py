@@ -371,6 +371,23 @@ def seed_postgres(
         con.execute(f"ANALYZE {table}")
 
 
+def add_recent_run_duckdb(db_file: Path, dataset: str, source: str) -> None:
+    """One completed run of ``source`` that started a minute ago: its schedule is not due."""
+    import duckdb
+
+    con = duckdb.connect(str(db_file))
+    try:
+        con.execute(
+            f'INSERT INTO "{dataset}"."_dlt_ops_runs" ({SEED_COLUMNS}) VALUES (?, ?, NULL, '
+            "'duckdb', ?, md5('recent'), 'recent', NULL, 'cli', now() - INTERVAL 1 MINUTE, "
+            "now(), 'completed', 1, 1, NULL)",
+            [f"{source}_pipeline", source, dataset],
+        )
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+
+
 def count_ledger_duckdb(db_file: Path, dataset: str) -> int:
     """Rows in the ledger (to print that the seeding did what the table claims)."""
     import duckdb
