@@ -120,6 +120,8 @@ def test_sigkilled_run_shows_as_abandoned(project, templates, cli, blocking_run)
     assert run["pid"] == proc.pid
     text = cli("pipeline", "status", "-s", "slow_src", cwd=root).stdout
     assert "abandoned?" in text and "no heartbeat for" in text
+    listed = cli("runs", "list", cwd=root).stdout.splitlines()
+    assert listed[1].split()[3] == "abandoned", listed  # not 'running'
     alert = cli("pipeline", "status", "-s", "slow_src", "--fail-on", "stale", cwd=root)
     assert alert.returncode == 1
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from dlt_ops.cli.state import AppState, RootOption
+from dlt_ops.tables import Column, Table
 
 if TYPE_CHECKING:
     from dlt_ops.backfill.state import ChunkRow
@@ -134,19 +135,38 @@ def list_backfills(
         raise typer.Exit(1)
 
 
+PLAN_COLUMNS = (
+    Column("backfill_id", 17),
+    Column("source", 16),
+    Column("from", 26),
+    Column("to", 26),
+    Column("chunk", 6),
+    Column("done", 9, align="right"),
+    Column("failed", 6, align="right"),
+    Column("held", 5, align="right"),
+    Column("cover", 6, align="right"),
+)
+CHUNK_COLUMNS = (
+    Column("chunk", 7),
+    Column("from", 27, sep=""),
+    Column("status", 11, sep="", status=True),
+    Column("att", 4, align="right", sep=""),
+    Column("records", 8, align="right", sep="  "),
+    Column("holder / error", sep="  "),
+)
+
+
 def _print_plans(docs: list[dict[str, Any]]) -> None:
-    typer.echo(
-        f"{'backfill_id':<17} {'source':<16} {'from':<26} {'to':<26} {'chunk':<6} "
-        f"{'done':>9} {'failed':>6} {'held':>5} {'cover':>6}"
-    )
+    from dlt_ops.tables import echo
+
+    table = Table(PLAN_COLUMNS)
     for d in docs:
         s = d["by_status"]
         held = s["claimed"] + s["running"]
-        typer.echo(
-            f"{d['backfill_id']:<17} {d['source']:<16} {d['from']:<26} {d['to']:<26} "
-            f"{d['chunk']:<6} {s['completed']:>4}/{d['total']:<4} {s['failed']:>6} {held:>5} "
-            f"{d['coverage']:>6.0%}"
-        )
+        done = f"{s['completed']:>4}/{d['total']:<4}"
+        table.add(d["backfill_id"], d["source"], d["from"], d["to"], d["chunk"], done,
+                  s["failed"], held, f"{d['coverage']:.0%}")  # fmt: skip
+    echo([table])
 
 
 @backfill_app.command("show")
@@ -163,6 +183,7 @@ def show_backfill(
     """One backfill's chunks: status, attempts, holder, lease, records, last error; coverage."""
     from dlt_ops.backfill.state import utcnow
     from dlt_ops.errors import LedgerUnreadableError, UsageError
+    from dlt_ops.tables import echo
 
     found, problems = _rows(ctx.obj.with_root(root), source, dataset)
     match = [(name, [r for r in rows if r.backfill_id == backfill_id]) for name, rows in found]
@@ -185,19 +206,17 @@ def show_backfill(
         f"chunks{' resources=' + doc['resources'] if doc['resources'] else ''}"
     )
     now = utcnow()
-    typer.echo(
-        f"  {'chunk':<7}{'from':<27}{'status':<11}{'att':>4}  {'records':>8}  holder / error"
-    )
+    table = Table(CHUNK_COLUMNS, indent="  ")
     for r in rows:
         extra = r.last_error or ""
         if r.status in ("claimed", "running"):
-            state = "expired" if r.lease_expired(now) else "live"
-            extra = f"{r.claimed_by} (lease {state} until {r.lease_expires_at})"
+            lease = (f"expired at {r.lease_expires_at}" if r.lease_expired(now)
+                     else f"live until {r.lease_expires_at}")  # fmt: skip
+            extra = f"{r.claimed_by} (lease {lease})"
         records = "-" if r.records_loaded is None else str(r.records_loaded)
-        typer.echo(
-            f"  {r.chunk_id:<7}{r.chunk_from.isoformat():<27}{r.status:<11}{r.attempts:>4}  "
-            f"{records:>8}  {extra[:120]}"
-        )
+        table.add(r.chunk_id, r.chunk_from.isoformat(), r.status, r.attempts, records,
+                  extra[:120])  # fmt: skip
+    echo([table])
     s = doc["by_status"]
     typer.echo(
         f"coverage {doc['coverage']:.0%}: {s['completed']}/{doc['total']} completed, "

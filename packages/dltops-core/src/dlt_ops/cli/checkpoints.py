@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from dlt_ops.cli.state import AppState, RootOption
+from dlt_ops.tables import Block, Column, Table, plain
 
 checkpoints_app = typer.Typer(
     no_args_is_help=True,
@@ -21,9 +22,14 @@ checkpoints_app = typer.Typer(
 )
 
 _TABLE_DEFAULT = "_dlt_custom_checkpoints"
-HEADER = (
-    f"{'Resource':<20} {'RunID':<10} {'Checkpoint':<25} {'Pages':<8} {'Records':<10} "
-    f"{'Status':<10} Created"
+COLUMNS = (
+    Column("Resource", 20),
+    Column("RunID", 10),
+    Column("Checkpoint", 25),
+    Column("Pages", 8),
+    Column("Records", 10),
+    Column("Status", 10, status=True),
+    Column("Created"),
 )
 
 PipelineOpt = Annotated[
@@ -52,16 +58,20 @@ def _cell(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-def render_table(rows: list[dict[str, Any]]) -> str:
-    """The seed's text layout."""
-    lines = [f"Found {len(rows)} checkpoint(s):", "", HEADER, "-" * 120]
+def render_blocks(rows: list[dict[str, Any]]) -> list[Block]:
+    """The seed's text layout, as blocks for the table renderer."""
+    table = Table(COLUMNS)
     for r in rows:
-        lines.append(
-            f"{str(r['resource_name'])[:20]:<20} {_cell(r['run_id'])[:8]:<10} "
-            f"{str(r['checkpoint_value'])[:25]:<25} {_cell(r['page_number']):<8} "
-            f"{_cell(r['records_processed']):<10} {r['status']:<10} {_cell(r['created_at'])}"
-        )
-    return "\n".join(lines)
+        table.add(str(r["resource_name"])[:20], _cell(r["run_id"])[:8],
+                  str(r["checkpoint_value"])[:25], _cell(r["page_number"]),
+                  _cell(r["records_processed"]), r["status"], _cell(r["created_at"]))  # fmt: skip
+    head, *body = table.lines()
+    return [f"Found {len(rows)} checkpoint(s):", "", head, "-" * 120, *body]
+
+
+def render_table(rows: list[dict[str, Any]]) -> str:
+    """The seed's text layout (what a pipe gets)."""
+    return plain(render_blocks(rows))
 
 
 @checkpoints_app.command("list")
@@ -89,7 +99,9 @@ def list_command(
     elif not rows:
         typer.echo("No checkpoints found")
     else:
-        typer.echo(render_table(rows))
+        from dlt_ops.tables import echo
+
+        echo(render_blocks(rows))
 
 
 @checkpoints_app.command("cleanup")

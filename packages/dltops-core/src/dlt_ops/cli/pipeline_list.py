@@ -114,13 +114,17 @@ def list_sources(
         typer.echo("No sources found")
         return
     typer.echo(f"Found {len(rows)} source(s)\n")
-    typer.echo(f"{'Name':<30} {'Pipeline':<15} {'Schedule':<10} Resources")
-    typer.echo("-" * 70)
+    from dlt_ops.tables import Column, Table, echo
+
+    table = Table((Column("Name", 30), Column("Pipeline", 15), Column("Schedule", 10),
+                   Column("Resources")))  # fmt: skip
     for r in rows:
         count = f"{len(r['resources'])}{'*' if r['runtime_resources'] else ''}"
         if r["resources_error"]:
             count += " (run-time look failed: see `pipeline resources`)"
-        typer.echo(f"{r['name']:<30} {r['pipeline']:<15} {r['schedule'] or '-':<10} {count}")
+        table.add(r["name"], r["pipeline"], r["schedule"] or "-", count)
+    head, *body = table.lines()
+    echo([head, "-" * 70, *body])
     typer.echo(f"\n{_FOOTNOTE}")
     if any(r["runtime_resources"] for r in rows):
         typer.echo(_RUNTIME_NOTE)

@@ -65,9 +65,12 @@ def list_plugins(
         )
         for r in report.rows
     ]
-    widths = [max(len(str(x[i])) for x in (header, *rows)) for i in range(len(header))]
-    for row in (header, *rows):
-        typer.echo("  ".join(str(v).ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+    from dlt_ops.tables import Column, Table, echo
+
+    table = Table([Column(h, status=h == "STATUS") for h in header], gap="  ")
+    for row in rows:
+        table.add(*row)
+    echo([table])
 
 
 @plugins_app.command("doctor")

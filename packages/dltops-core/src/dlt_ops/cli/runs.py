@@ -135,25 +135,28 @@ def list_runs(
                   reverse=True)[:limit]  # fmt: skip
     for s in broken:  # the readable ledgers are listed; the others are named, and exit 1
         typer.echo(f"! ledger of '{s.source}' unreadable: {s.error}", err=True)
-    _print_runs(runs, as_json)
+    _print_runs(runs, as_json, heartbeat_s=state.project().heartbeat_seconds)
     if broken:
         raise typer.Exit(1)
 
 
-def _print_runs(runs: list[Any], as_json: bool) -> None:
+def _print_runs(runs: list[Any], as_json: bool, *, heartbeat_s: float) -> None:
     if as_json:
         typer.echo(json.dumps([r.as_json() for r in runs], indent=2))
         return
     if not runs:
         typer.echo("No runs recorded.")
         return
-    typer.echo(
-        f"{'Started':<20} {'Source':<24} {'Status':<10} {'Records':<9} {'Trigger':<10} Run ID"
-    )
+    from dlt_ops.ledger.status import is_abandoned, utcnow
+    from dlt_ops.tables import Column, Table, echo
+
+    now = utcnow()
+
+    table = Table((Column("Started", 20), Column("Source", 24), Column("Status", 10, status=True),
+                   Column("Records", 9), Column("Trigger", 10), Column("Run ID")))  # fmt: skip
     for r in runs:
         started = r.started_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
         records = "-" if r.records_loaded is None else str(r.records_loaded)
-        typer.echo(
-            f"{started:<20} {r.source_section:<24} {r.status:<10} {records:<9} "
-            f"{r.trigger_source:<10} {r.run_id}"
-        )
+        status = "abandoned" if is_abandoned(r, now, heartbeat_s) else r.status
+        table.add(started, r.source_section, status, records, r.trigger_source, r.run_id)
+    echo([table])

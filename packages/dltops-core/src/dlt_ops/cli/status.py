@@ -10,14 +10,21 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from dlt_ops.cli.state import AppState, RootOption
+from dlt_ops.tables import Block, Column, Line, Table, plain
 
 if TYPE_CHECKING:
     from dlt_ops.ledger.model import RunRecord
     from dlt_ops.ledger.status import SourceStatus
 
-HEADER = (
-    f"  {'Status':<10} {'Started':<20} {'Completed':<20} {'Records':<9} {'Trigger':<10} "
-    f"{'Resource':<15} Run ID"
+#: Seed 000's fixed columns (two-space indent, one space between).
+COLUMNS = (
+    Column("Status", 10, status=True),
+    Column("Started", 20),
+    Column("Completed", 20),
+    Column("Records", 9),
+    Column("Trigger", 10),
+    Column("Resource", 15),
+    Column("Run ID"),
 )
 
 
@@ -51,44 +58,48 @@ def _age(delta_s: float) -> str:
     return f"{hours}h {minutes:02d}m" if hours < 48 else f"{hours // 24}d {hours % 24}h"
 
 
-def _run_lines(run: RunRecord, abandoned: bool, now: datetime) -> list[str]:
+def _add_run(table: Table, run: RunRecord, abandoned: bool, now: datetime) -> None:
     status = "abandoned?" if abandoned else run.status
     records = run.records_loaded if run.records_loaded is not None else "-"
-    lines = [
-        f"  {status:<10} {_ts(run.started_at):<20} {_ts(run.completed_at):<20} "
-        f"{records!s:<9} {run.trigger_source:<10} {run.resource_name or '-':<15} {run.run_id[:12]}"
-    ]
+    notes: list[Line] = []
     if run.status == "failed" and run.error_summary:
-        lines.append(f"    ✗ {run.error_summary}")
+        notes.append(Line((("    ", None), ("✗", "bold red"), (f" {run.error_summary}", None))))
     if abandoned:
         last = run.heartbeat_at or run.started_at
         who = f" (host {run.host}, pid {run.pid})" if run.host else ""
-        lines.append(
-            f"    ⚠ still 'running' but no heartbeat for {_age((now - last).total_seconds())}"
-            f"{who}: the process probably died"
-        )
-    return lines
+        notes.append(Line((("    ", None), ("⚠", "magenta"), (
+            f" still 'running' but no heartbeat for {_age((now - last).total_seconds())}"
+            f"{who}: the process probably died", None))))  # fmt: skip
+    table.add(status, _ts(run.started_at), _ts(run.completed_at), records, run.trigger_source,
+              run.resource_name or "-", run.run_id[:12], notes=notes)  # fmt: skip
 
 
-def render_text(statuses: list[SourceStatus], now: datetime, heartbeat_s: float) -> str:
-    """Seed 000's text layout."""
+def render_blocks(statuses: list[SourceStatus], now: datetime, heartbeat_s: float) -> list[Block]:
+    """Seed 000's text layout, as blocks for the table renderer."""
     from dlt_ops.ledger.status import is_abandoned
 
     if not statuses:
-        return "No sources found"
-    out: list[str] = []
+        return ["No sources found"]
+    out: list[Block] = []
     for s in statuses:
-        out.append(f"Source: {s.source}")
+        out.append(Line.of(f"Source: {s.source}", "bold"))
         if s.ledger in ("unreadable", "unsupported"):
-            out.append(f"  ! ledger {s.ledger}: {s.error}")
+            state = (f"ledger {s.ledger}", "bold red")
+            out.append(Line((("  ! ", None), state, (f": {s.error}", None))))
         elif not s.runs:
             out.append("  no runs recorded")
         else:
-            out.append(HEADER)
+            table = Table(COLUMNS, indent="  ")
             for run in s.runs:
-                out.extend(_run_lines(run, is_abandoned(run, now, heartbeat_s), now))
+                _add_run(table, run, is_abandoned(run, now, heartbeat_s), now)
+            out.append(table)
         out.append("")
-    return "\n".join(out).rstrip("\n")
+    return out[:-1]
+
+
+def render_text(statuses: list[SourceStatus], now: datetime, heartbeat_s: float) -> str:
+    """Seed 000's text layout (what a pipe gets)."""
+    return plain(render_blocks(statuses, now, heartbeat_s))
 
 
 def render_json(statuses: list[SourceStatus], now: datetime, heartbeat_s: float) -> str:
@@ -184,11 +195,13 @@ def status(
     )
     statuses = collect_status(state.registry(), config, selected, query, dataset=dataset)
     now = utcnow()
-    render = render_json if as_json else render_text
-    typer.echo(render(statuses, now, config.heartbeat_seconds))
-    if not as_json:
-        for note in _derived_notes(state.registry(), config, selected):
-            typer.echo(note)
+    if as_json:
+        typer.echo(render_json(statuses, now, config.heartbeat_seconds))
+    else:
+        from dlt_ops.tables import echo
+
+        notes = _derived_notes(state.registry(), config, selected)
+        echo([*render_blocks(statuses, now, config.heartbeat_seconds), *notes])
     if fail_on is None:
         return
     tripped = {

@@ -19,11 +19,15 @@ if TYPE_CHECKING:
 def _show_rules(catalog: Catalog) -> None:
     rules = sorted(catalog.rules.values(), key=lambda r: r.id)
     typer.echo(f"Resolved rules ({len(rules)}):")
+    from dlt_ops.tables import Column, Table, echo
+
     width = max((len(r.id) for r in rules), default=10) + 2
+    table = Table((Column("rule", width), Column("on", 4), Column("from")), indent="  ",
+                  header=False)  # fmt: skip
     for r in rules:
-        state = "on" if r.enabled else "off"
         later = f"  (provided later: {r.provided_later})" if r.provided_later else ""
-        typer.echo(f"  {r.id:<{width}} {state:<4} {r.distribution}{later}")
+        table.add(r.id, "on" if r.enabled else "off", f"{r.distribution}{later}")
+    echo([table])
     if catalog.problems:
         typer.echo("\nUnavailable rule providers:")
         for f in catalog.problems:

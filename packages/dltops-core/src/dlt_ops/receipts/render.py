@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dlt_ops.receipts.model import ReceiptRow
+from dlt_ops.tables import Column, Table
 
 COLUMNS = ("resource", "in", "out", "filtered", "rejected", "warned", "failed", "loaded", "cost")
 
@@ -48,9 +49,10 @@ def receipt_table(rows: Sequence[ReceiptRow]) -> str:
          _count(r.rows_loaded + r.child_rows_loaded), _cost_cell(r))
         for r in rows
     ]  # fmt: skip
-    widths = [max(len(x[i]) for x in (COLUMNS, *body)) for i in range(len(COLUMNS))]
-    lines = ["  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip()
-             for line in (COLUMNS, *body)]  # fmt: skip
+    table = Table([Column(c) for c in COLUMNS], gap="  ")
+    for line in body:
+        table.add(*line)
+    lines = [line.plain for line in table.lines()]
     reasons = dict.fromkeys(
         f"{r.resource_name}: {r.failed} failed — {r.failure_reason}"
         if r.failed else f"{r.resource_name}: {r.failure_reason}"
