@@ -191,7 +191,24 @@ def wait_for(
     raise AssertionError(f"condition never held within {timeout} s")
 
 
+def _has_package(project: FaultProject, stage: str) -> bool:
+    """A package sits in ``load/<stage>`` of the source's working dir (any layout).
+
+    dlt moves folders while we look, so a vanished folder just means "not yet".
+    """
+    pipelines = project.root / ".dlt-ops" / "pipelines"
+    patterns = (f"*/*/*/load/{stage}/*", f"*/load/{stage}/*")
+    try:
+        return any(next(pipelines.glob(p), None) is not None for p in patterns)
+    except OSError:
+        return False
+
+
 def has_normalized_package(project: FaultProject) -> bool:
     """dlt moved a package to ``load/normalized``: the load step is next (or running)."""
-    pipelines = project.root / ".dlt-ops" / "pipelines"
-    return any(pipelines.glob("**/load/normalized/*")) if pipelines.is_dir() else False
+    return _has_package(project, "normalized")
+
+
+def has_loaded_package(project: FaultProject) -> bool:
+    """dlt finished loading a package (``load/loaded``): the run's ledger finish is next."""
+    return _has_package(project, "loaded")

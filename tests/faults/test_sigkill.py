@@ -16,6 +16,7 @@ import pytest
 
 from ._project import (
     FaultProject,
+    has_loaded_package,
     has_normalized_package,
     make_project,
     wait_for,
@@ -23,21 +24,23 @@ from ._project import (
 )
 
 ROWS, PAGES = 4000, 8
-TRIALS = 3  # per engine and variant: 12 trials here, plus the backfill chunk family
+TRIALS = 4  # per engine and variant: 16 trials here, plus the backfill chunk family
 
 
 NORMALIZED = "normalized"  # dlt moved the package to load/normalized: the load is next
+LOADED = "loaded"  # dlt finished the load: the ledger's finish write is next
 
 
 def _kill_point(rng, k: int) -> tuple[str, float]:  # noqa: ANN001
-    """``page k`` (mid-extract), ``extracted`` plus a delay into normalize/load, or the
-    moment the package is normalized (mid-load); each trial set covers all three."""
-    kind = ("page", "extracted", NORMALIZED)[k % 3] if k < 3 else rng.choice(["page", "extracted"])
+    """``page k`` (mid-extract), ``extracted`` plus a delay into normalize/load, the moment
+    the package is normalized (mid-load), or the moment it is loaded (before the ledger's
+    finish); each trial set covers all four."""
+    kind = ("page", "extracted", NORMALIZED, LOADED)[k % 4]
     if kind == "page":
         return f"page {rng.randrange(1, PAGES - 1)}", 0.0
-    if kind == NORMALIZED:
-        return NORMALIZED, 0.0
-    return "extracted", rng.uniform(0.0, 1.5)
+    if kind in (NORMALIZED, LOADED):
+        return kind, 0.0
+    return "extracted", rng.uniform(0.0, 0.6)
 
 
 def _trial(project: FaultProject, k: int, point: tuple[str, float]) -> str:
@@ -46,6 +49,8 @@ def _trial(project: FaultProject, k: int, point: tuple[str, float]) -> str:
     proc = project.popen("pipeline", "run", "-s", project.name, "-y", env=env)
     if point[0] == NORMALIZED:
         reached = wait_for(lambda: has_normalized_package(project), proc)
+    elif point[0] == LOADED:
+        reached = wait_for(lambda: has_loaded_package(project), proc)
     else:
         reached = wait_for_line(progress, point[0], proc)
     kill_at = time.monotonic() + point[1]
@@ -89,7 +94,7 @@ def _verify(project: FaultProject, figures) -> None:  # noqa: ANN001
         assert below == 0, "a resume fetched rows below its checkpoint"
     ledger = project.ledger()
     assert [r for r in ledger if r[1] == "running"] == [], ledger
-    booked = sum(r[2] or 0 for r in ledger if r[1] == "completed")
+    booked = sum(r[2] or 0 for r in ledger)  # a dead run's row books what its load committed
     assert booked == total, f"ledger books {booked} rows, the table holds {total}: {ledger}"
 
 

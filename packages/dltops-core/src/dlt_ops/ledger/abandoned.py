@@ -62,12 +62,16 @@ def close_rows(
     sinks: Sequence[tuple[str, LedgerSink]],
     rows: Callable[[RunReader], list[RunRecord]],
     reason: Callable[[RunRecord], str],
+    landed: Callable[[str], int | None] | None = None,
 ) -> list[RunRecord]:
     """Finish, as ``failed``, the ``running`` rows each readable sink returns for ``rows``.
 
-    Returns the rows closed (each once, whichever sinks held it).
+    ``landed(run_id)`` says how many rows the dead run did load (its load committed, then it
+    died before its row said so); they are booked on its row. Returns the rows closed (each
+    once, whichever sinks held it).
     """
     closed: dict[tuple[str, str, object], RunRecord] = {}
+    booked: dict[str, int | None] = {}
     now = utcnow()
     for name, sink in sinks:
         if not isinstance(sink, RunReader):
@@ -76,9 +80,17 @@ def close_rows(
             for record in rows(sink):
                 if record.status != RunStatus.running:
                     continue
-                text = redact(f"abandoned: {reason(record)}")[:ERROR_SUMMARY_MAX]
+                if landed is not None and record.run_id not in booked:
+                    booked[record.run_id] = landed(record.run_id)
+                rows_in = booked.get(record.run_id)
+                why = reason(record) + (
+                    f"; its load had committed {rows_in} row(s), booked here"
+                    if rows_in is not None else ""
+                )  # fmt: skip
+                text = redact(f"abandoned: {why}")[:ERROR_SUMMARY_MAX]
                 ended = record.replace(status=str(RunStatus.failed), completed_at=now,
-                                       error_summary=text)  # fmt: skip
+                                       error_summary=text,
+                                       records_loaded=rows_in)  # fmt: skip
                 sink.finish(ended)
                 closed[(record.run_id, record.source_section, record.started_at)] = ended
         except Exception as exc:  # the ledger is observability: the run goes on
@@ -93,9 +105,14 @@ def close_rows(
 
 
 def close_dead_runs_of(
-    sinks: Sequence[tuple[str, LedgerSink]], source: str, *, closed_by: str
+    sinks: Sequence[tuple[str, LedgerSink]],
+    source: str,
+    *,
+    closed_by: str,
+    landed: Callable[[str], int | None] | None = None,
 ) -> list[RunRecord]:
-    """Close ``source``'s ``running`` rows whose process died on this host."""
+    """Close ``source``'s ``running`` rows whose process died on this host (``landed``: see
+    :func:`close_rows`)."""
     host = socket.gethostname()
 
     def rows(reader: RunReader) -> list[RunRecord]:
@@ -106,6 +123,7 @@ def close_dead_runs_of(
         sinks,
         rows,
         lambda r: f"process {r.pid} on {r.host} is gone (found by run {closed_by})",
+        landed,
     )
 
 

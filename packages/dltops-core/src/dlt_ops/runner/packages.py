@@ -86,6 +86,10 @@ class PackageBook:
             rows if isinstance(rows, int) and not isinstance(rows, bool) else None,
         )
 
+    def load_ids_of(self, run_id: str) -> list[str]:
+        """The packages ``run_id`` extracted that are still noted."""
+        return sorted(k for k, v in self._read().items() if v.get("run_id") == run_id)
+
     def forget(self, load_ids: list[str]) -> None:
         """Drop the notes of packages that are loaded now."""
         data = self._read()
@@ -115,6 +119,28 @@ class LoadedBooks:
 
     records_loaded: int | None
     inherited: tuple[PackageOrigin, ...]
+    book: PackageBook | None = None
+    load_ids: tuple[str, ...] = ()
+
+    def settle(self) -> None:
+        """Forget the loaded packages' notes, once the run's ledger row recorded them (a run
+        killed before that leaves them for :func:`rows_landed_by` to book)."""
+        if self.book is not None:
+            self.book.forget(list(self.load_ids))
+
+
+def rows_landed_by(working_dir: Path, run_id: str) -> int | None:
+    """Rows of ``run_id``'s packages that dlt finished loading (``load/loaded/<id>``) although
+    the run died before its ledger row said so; ``None`` when it landed none (or unknown)."""
+    book = PackageBook(working_dir)
+    landed = [
+        o for o in (book.origin(i) for i in book.load_ids_of(run_id))
+        if (working_dir / "load" / "loaded" / o.load_id).is_dir()
+    ]  # fmt: skip
+    if not landed or any(o.rows is None for o in landed):
+        return None
+    book.forget([o.load_id for o in landed])
+    return sum(o.rows or 0 for o in landed)
 
 
 def book_loaded(
@@ -141,8 +167,7 @@ def book_loaded(
             total = None
         elif total is not None:
             total += origin.rows
-    book.forget(load_ids)
-    return LoadedBooks(total, tuple(inherited))
+    return LoadedBooks(total, tuple(inherited), book, tuple(load_ids))
 
 
 def count_landed_rows(pipeline: Any, load_id: str) -> int | None:

@@ -44,6 +44,7 @@ from dlt_ops.runner.packages import (
     PackageOrigin,
     book_loaded,
     count_landed_rows,
+    rows_landed_by,
     rows_per_package,
 )
 from dlt_ops.runner.pipeline import build_pipeline, project_environment, working_base
@@ -238,9 +239,11 @@ def execute_run(
     # the lease comes first: a run refused for a busy source writes nothing (no ledger row)
     with bound, lease as lease_failure, project_environment(config.root), \
             _no_trace_left(config, request, where):  # fmt: skip
-        writer.start()
+        writer.start(keep=True)
         with writer.borrowed() as ledger_sinks:
-            close_dead_runs_of(ledger_sinks, request.source, closed_by=run_id)
+            work = (request.working_dir or working_base(config.root, where)) / where.pipeline_name
+            close_dead_runs_of(ledger_sinks, request.source, closed_by=run_id,
+                               landed=lambda dead: rows_landed_by(work, dead))  # fmt: skip
         lifecycle.run_started(ctx, writer.record)
         try:
             if lease_failure is not None:  # the destination could not be asked: fail the row
@@ -275,8 +278,10 @@ def execute_run(
             **({"error_summary": _noted(state, None, run_id)} if state.dropped else {}),
         )
         _close_dropped(writer, request.source, state)
-        if state.loaded and state.loaded.inherited:
-            _close_inherited(writer, request.source, state.loaded.inherited)
+        if state.loaded:
+            state.loaded.settle()  # the row now books them: drop the package notes
+            if state.loaded.inherited:
+                _close_inherited(writer, request.source, state.loaded.inherited)
         outcome = RunOutcome(
             record, state.phase, load_info=load_info, pipeline=state.pipeline,
             gates=tuple(state.gates),
