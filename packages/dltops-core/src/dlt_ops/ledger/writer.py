@@ -61,11 +61,12 @@ class LedgerWriter:
         except Exception as exc:  # closing is housekeeping, never a failure
             log.debug("ledger.release_failed", error=redact(f"{type(exc).__name__}: {exc}"))
 
-    def _each(self, phase: str, call: str) -> None:
+    def _each(self, phase: str, call: str, *, keep: bool = False) -> None:
         try:
             self._write(phase, call)
         finally:
-            self._let_go()
+            if not keep:
+                self._let_go()
 
     def _write(self, phase: str, call: str) -> None:
         for name, sink in self.sinks:
@@ -80,10 +81,11 @@ class LedgerWriter:
                     error=redact(f"{type(exc).__name__}: {exc}"),
                 )
 
-    def start(self) -> None:
-        """Record the start on every sink and begin heartbeats."""
+    def start(self, *, keep: bool = False) -> None:
+        """Record the start on every sink and begin heartbeats; ``keep`` holds the connection
+        for a :meth:`borrowed` write that follows at once (one open, not two)."""
         with self._lock:
-            self._each("start", "start")
+            self._each("start", "start", keep=keep)
         if self.heartbeat_seconds > 0:
             self._thread = threading.Thread(
                 target=self._beat, name=f"ledger-heartbeat-{self.record.run_id[:8]}", daemon=True
