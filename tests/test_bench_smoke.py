@@ -53,6 +53,8 @@ def _run(script: str, *args: str, cwd: Path) -> str:
         ),
         ("bench_validate.py", ["--runs", "1", "--reference", "/nonexistent"], "dlt-ops warm"),
         ("bench_assertions.py", ["--keys", "1000", "--rows", "1000", "--skip-ref"], "gate"),
+        # the dev venv has no Airflow: the script must say so and exit 0 (run_all installs it)
+        ("bench_airflow.py", ["--sources", "2", "--runs", "1"], "Airflow"),
     ],
 )
 def test_benchmark_script_runs_on_tiny_inputs(
