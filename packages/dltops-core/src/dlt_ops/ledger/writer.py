@@ -100,8 +100,9 @@ class LedgerWriter:
                 self.record = self.record.replace(heartbeat_at=utcnow())
                 self._each("heartbeat", "heartbeat")
 
-    def finish(self, status: RunStatus, **fields: Any) -> RunRecord:
-        """Stop heartbeats and record the terminal state (``dlt_run_id``, counts, error...)."""
+    def finish(self, status: RunStatus, *, keep: bool = False, **fields: Any) -> RunRecord:
+        """Stop heartbeats and record the terminal state (``dlt_run_id``, counts, error...);
+        ``keep`` leaves the connection open for the caller to hand on."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self.heartbeat_seconds + 5)
@@ -110,5 +111,5 @@ class LedgerWriter:
             self.record = self.record.replace(
                 status=str(status), completed_at=now, heartbeat_at=now, **fields
             )
-            self._each("end", "finish")
+            self._each("end", "finish", keep=keep)
         return self.record

@@ -131,6 +131,27 @@ class _LazySession:
             self.session = None
 
 
+class _LedgerSession(_LazySession):
+    """The ledger's session on a single-writer engine: the run's own while that one is open
+    (no second connection), else one of its own that the writer closes after each write."""
+
+    def __init__(self, run_session: _LazySession) -> None:
+        super().__init__(run_session.registry, run_session.config, run_session.where)
+        self.run_session = run_session
+
+    def __call__(self) -> DestinationSession:
+        if self.session is None and self.run_session.session is not None:
+            return self.run_session.session
+        return super().__call__()
+
+    def hand_over(self) -> None:
+        """The run is over: the run's session takes this open connection (receipts and hooks
+        write next), rather than closing it and opening another."""
+        if self.run_session.session is None:
+            self.run_session.session, self.session = self.session, None
+        self.close()
+
+
 @contextmanager
 def _interval(window: Window | None) -> Iterator[None]:
     """Inject ``window`` into every incremental, as an external scheduler would (dlt's context)."""
@@ -205,19 +226,19 @@ def execute_run(
     # on a single-writer engine the ledger has its own session, closed after each write: a
     # connection held for the whole run would lock readers out (status could never say running)
     single_writer = _single_writer(registry, prepared)
-    ledger_session = _LazySession(registry, config, where) if single_writer else session
+    ledger_session = _LedgerSession(session) if single_writer else None
     sinks = build_sinks(
         registry,
         config,
         engine=where.engine,
         dataset=where.dataset,
         full_tier=prepared.full_tier,
-        open_session=ledger_session,
+        open_session=ledger_session or session,
     )
     run_id = request.run_id or uuid.uuid4().hex
     writer = LedgerWriter(
         sinks, _start_record(request, where, run_id), heartbeat_seconds=config.heartbeat_seconds,
-        release=ledger_session.close if single_writer else None,
+        release=ledger_session.close if ledger_session else None,
     )  # fmt: skip
     bound = structlog.contextvars.bound_contextvars(
         run_id=run_id, source=request.source, destination=where.engine
@@ -254,7 +275,10 @@ def execute_run(
             record = writer.finish(
                 RunStatus.failed,
                 error_summary=_noted(state, summarize_error(interrupt or exc), run_id),
+                keep=ledger_session is not None,
             )
+            if ledger_session is not None:
+                ledger_session.hand_over()
             _close_dropped(writer, request.source, state)
             outcome = RunOutcome(
                 record, state.phase, error=exc, pipeline=state.pipeline, gates=tuple(state.gates)
@@ -276,7 +300,10 @@ def execute_run(
                 state.loaded.records_loaded if state.loaded else counts.records_loaded(trace)
             ),
             **({"error_summary": _noted(state, None, run_id)} if state.dropped else {}),
+            keep=ledger_session is not None,
         )
+        if ledger_session is not None:
+            ledger_session.hand_over()
         _close_dropped(writer, request.source, state)
         if state.loaded:
             state.loaded.settle()  # the row now books them: drop the package notes
