@@ -264,6 +264,48 @@ class DestinationAdapterSuite(abc.ABC):
         assert adapter.execute(probe, dataset, claim, ("claimed", 1, "pending")) == 0
         assert self._row(adapter, probe, dataset, 1)[1] == "claimed"
 
+    def test_run_lease_statements(
+        self, adapter: DestinationAdapter, connection: Any, dataset: str
+    ) -> None:
+        """The run lease's canonical statements (``dlt_ops.runner.lease``): one holder at a
+        time, shared holders join and leave, an expired lease is taken over."""
+        if not adapter.capabilities.rowcount:
+            pytest.skip("adapter declares rowcount=False")
+        from datetime import timedelta
+
+        from dlt_ops.adapters import DestinationSession
+        from dlt_ops.runner.lease import TableLease
+
+        session = DestinationSession(adapter, connection, dataset)
+        term = timedelta(minutes=5)
+
+        def lease(token: str, run_id: str, ttl: timedelta = term) -> TableLease:
+            made = TableLease(session, "src", token, ttl, run_id)
+            made._prepare()
+            return made
+
+        first, second = lease("h:1:a", "run-a"), lease("h:2:b", "run-b")
+        assert first.try_acquire() is None
+        holder = second.try_acquire()
+        assert holder is not None and holder.run_id == "run-a"
+        assert first.renew()
+        first.release()
+        assert second.try_acquire() is None
+        second.release()
+        one, two = lease("backfill:x", "chunk-1"), lease("backfill:x", "chunk-2")
+        assert one.try_acquire() is None and two.try_acquire() is None
+        plain = lease("h:3:c", "run-c")
+        one.release()
+        assert plain.try_acquire() is not None  # a member is still in
+        two.release()
+        assert plain.try_acquire() is None
+        plain.release()
+        stale = lease("h:4:d", "run-d", timedelta(seconds=-1))
+        assert stale.try_acquire() is None
+        late = lease("h:5:e", "run-e")
+        assert late.try_acquire() is None  # the expired holder lost it
+        assert not stale.renew()
+
     def test_rows_affected_insert_and_delete(
         self, adapter: DestinationAdapter, probe: Any, dataset: str
     ) -> None:
