@@ -137,7 +137,7 @@ SHARED_PREFIX = "backfill:"
 
 
 def _iso(value: datetime) -> str:
-    return _utc(value).isoformat().replace("+00:00", "Z")
+    return str(_utc(value).isoformat()).replace("+00:00", "Z")
 
 
 def _utc(value: Any) -> Any:
