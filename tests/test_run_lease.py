@@ -138,6 +138,9 @@ def test_second_run_refused_then_waits(held: Held) -> None:
     if held.engine == "postgres":  # type: ignore[attr-defined]
         assert "expires at" in err, err[-3000:]
 
+    code, _, err = _done(held.run("--wait-timeout", "1s"))  # gives up while the holder runs
+    assert code == 1 and "Gave up after waiting" in err, err[-3000:]
+
     waiting = held.run("--wait")
     waiting_log: list[str] = []
     reader = threading.Thread(target=lambda: waiting_log.extend(iter(waiting.stderr.readline, "")))
