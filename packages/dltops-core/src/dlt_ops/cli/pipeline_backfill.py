@@ -29,6 +29,8 @@ class ChunkReporter:
         self._progress: Any = None
         self._task: Any = None
         self._started = time.monotonic()
+        #: chunk index → label of the chunks running now (the bar names them)
+        self.in_flight: dict[int, str] = {}
 
     def __enter__(self) -> ChunkReporter:
         if self.tty and not self.quiet:
@@ -50,10 +52,13 @@ class ChunkReporter:
                 TimeElapsedColumn(),
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
+                TextColumn("{task.fields[flight]}"),
                 console=Console(stderr=True),
             )
             self._progress.start()
-            self._task = self._progress.add_task("chunks", total=self.plan.total, rate="")
+            self._task = self._progress.add_task(
+                "chunks", total=self.plan.total, rate="", flight=""
+            )
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -73,6 +78,7 @@ class ChunkReporter:
         """Render one chunk event."""
         label = self.plan.chunks[event.index].label(self.plan.total)
         kind = event.kind
+        self._track(event.index, label, running=kind in ("running", "retrying"))
         if kind == "running":
             attempt = f", attempt {event.attempt}" if event.attempt > 1 else ""
             self._line(f"{label}: running (run_id={self.plan.chunks[event.index].run_id}{attempt})")
@@ -93,6 +99,21 @@ class ChunkReporter:
             self._line(text, always=True)
         elif kind == "failed":
             self._line(f"{label}: failed: {event.error}", always=True)
+
+    def _track(self, index: int, label: str, *, running: bool) -> None:
+        if running:
+            self.in_flight[index] = label
+        else:
+            self.in_flight.pop(index, None)
+        if self._progress is not None:
+            self._progress.update(self._task, flight=self.flight())
+
+    def flight(self) -> str:
+        """``running: chunk 3/10 [from → to)`` (``+N more`` with parallel workers)."""
+        if not self.in_flight:
+            return ""
+        first, *rest = (self.in_flight[i] for i in sorted(self.in_flight))
+        return f"running: {first}" + (f" +{len(rest)} more" if rest else "")
 
     def _advance(self) -> None:
         self.done += 1

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from dlt_ops.cli.progress import ProgressMode
 from dlt_ops.cli.state import AppState, RootOption
 
 if TYPE_CHECKING:
@@ -144,6 +145,14 @@ def run(
             "state; recorded in the ledger): the recovery from a half-written one.",
         ),
     ] = False,
+    progress: Annotated[
+        ProgressMode,
+        typer.Option(
+            "--progress",
+            help="Progress on stderr (step, rows per table, elapsed): auto = on a terminal only; "
+            "plain = a line every few seconds, also when piped; off. Never with --json.",
+        ),
+    ] = ProgressMode.auto,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the run's ledger row as JSON on stdout.")
@@ -151,6 +160,9 @@ def run(
     root: RootOption = None,
 ) -> None:
     """Run one source: ledger row, preflight, extract, normalize, load."""
+    from contextlib import nullcontext
+
+    from dlt_ops.cli.progress import run_progress
     from dlt_ops.errors import DltOpsError, InterruptedRunError, UsageError
     from dlt_ops.runner.run import RunFailedError, RunRequest, execute_run, prepare_for
     from dlt_ops.runner.window import window_from_options
@@ -167,6 +179,7 @@ def run(
         run_id=run_id,
         wait=_wait_seconds(wait, wait_timeout),
         drop_pending=drop_pending,
+        progress=(display := run_progress(progress, as_json=as_json)),
     )
     if not yes and not sys.stdin.isatty():
         raise UsageError("not a terminal: pass -y/--yes to run without confirmation.")
@@ -184,7 +197,8 @@ def run(
         }
     ):
         try:
-            outcome = execute_run(state.registry(), config, request, prepared=prepared)
+            with display if display is not None else nullcontext():
+                outcome = execute_run(state.registry(), config, request, prepared=prepared)
         except KeyboardInterrupt:
             raise InterruptedRunError(
                 "interrupted: the run's ledger row was ended as failed."

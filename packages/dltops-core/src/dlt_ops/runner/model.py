@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.runner.half_written import Dropped
     from dlt_ops.runner.packages import LoadedBooks
+    from dlt_ops.runner.progress import ProgressSink
     from dlt_ops.runner.window import Window
 
 
@@ -69,6 +70,8 @@ class RunRequest:
     #: Remove the pipeline's local working dir first (its pending packages and local state):
     #: the recovery from a half-written one (``--drop-pending``, see ``runner/half_written.py``).
     drop_pending: bool = False
+    #: Who shows the run's progress (step, rows per table), fed by dlt's collector.
+    progress: ProgressSink | None = None
 
 
 @dataclass

@@ -14,6 +14,7 @@ from dlt_ops.destinations import ResolvedDestination, connection_target
 
 if TYPE_CHECKING:
     from dlt_ops.adapters import DestinationAdapter
+    from dlt_ops.runner.progress import ProgressSink
 
 #: dlt-ops' local state lives here, inside the project (git-ignored by ``init``).
 STATE_DIR = ".dlt-ops"
@@ -100,13 +101,15 @@ def build_pipeline(
     *,
     working_dir: Path | None = None,
     adapter: DestinationAdapter | None = _LOOK_UP,
+    progress: ProgressSink | None = None,
 ) -> Any:
     """``dlt.pipeline(<source>_pipeline, ...)`` with working state under the project.
 
     ``adapter`` is the source's destination adapter (``None`` at core tier); when not given it
-    is looked up, which costs a registry build."""
+    is looked up, which costs a registry build. ``progress`` is fed dlt's step and row counts."""
     import dlt
 
+    from dlt_ops.runner.progress import dlt_collector
     from dlt_ops.working_state import discard_pickled_trace
 
     if adapter is _LOOK_UP:
@@ -121,4 +124,5 @@ def build_pipeline(
         dataset_name=where.dataset,
         pipelines_dir=str(base),
         dev_mode=False,
+        **({"progress": dlt_collector(progress)} if progress is not None else {}),
     )

@@ -427,6 +427,7 @@ def _execute(ctx: RunContext, request: RunRequest, prepared: PreparedRun) -> Loa
     pipeline = build_pipeline(
         config, request.source, ctx.where,
         working_dir=request.working_dir, adapter=report.destination.adapter,
+        progress=request.progress,
     )  # fmt: skip
     state.pipeline = pipeline
     book = PackageBook(Path(pipeline.working_dir))

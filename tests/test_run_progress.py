@@ -1,0 +1,83 @@
+"""`pipeline run` progress: on stderr, live on a terminal, plain lines only when asked, never
+with --json; stdout unchanged."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from dlt_ops.cli.progress import RunProgressLine
+from tests.conftest import CLI
+
+CONFIG = """
+[dlt_ops]
+default_destination = "duckdb"
+default_dataset = "ds"
+
+[sources.events_src.dlt_ops]
+schedule = "@daily"
+"""
+
+
+def test_plain_lines_say_step_rows_and_totals(tmp_path: Path) -> None:
+    out = tmp_path / "progress.txt"
+    with out.open("w") as stream, RunProgressLine(stream, live=False, every_s=3600) as line:
+        line.step("extract")
+        line.rows("events", 1000)
+        line.rows("events", 234)
+        line.rows("orders", 5)
+        line.step("load")
+    lines = out.read_text().splitlines()
+    assert lines[0].startswith("progress: extract · 0s")
+    assert "events 1,234 rows, orders 5 rows" in lines[1]  # the step's totals when it ends
+    assert lines[2].startswith("progress: load")
+
+
+def test_piped_run_shows_no_progress_unless_asked(project, templates, cli) -> None:  # noqa: ANN001
+    root = project(CONFIG, {"events_src": templates["events"]}, name="quiet")
+    quiet = cli("pipeline", "run", "-s", "events_src", "-y", cwd=root)
+    assert quiet.returncode == 0, quiet.stderr
+    assert "progress:" not in quiet.stderr + quiet.stdout
+    root = project(CONFIG, {"events_src": templates["events"]}, name="asked")
+    asked = cli("pipeline", "run", "-s", "events_src", "-y", "--progress", "plain", cwd=root)
+    assert asked.returncode == 0, asked.stderr
+    assert "progress: extract" in asked.stderr and "progress: load" in asked.stderr
+    assert re.search(r"progress: extract · \d+s · events 6 rows", asked.stderr)  # step total
+    root = project(CONFIG, {"events_src": templates["events"]}, name="json")
+    assert "progress:" not in asked.stdout
+    as_json = cli("pipeline", "run", "-s", "events_src", "-y", "--json", "--progress", "plain",
+                  cwd=root)  # fmt: skip
+    assert as_json.returncode == 0, as_json.stderr
+    assert "progress:" not in as_json.stderr
+    assert json.loads(as_json.stdout)["status"] == "completed"
+
+
+def test_terminal_gets_a_live_line_on_stderr(project, templates) -> None:  # noqa: ANN001
+    root = project(CONFIG, {"events_src": templates["events"]})
+    leader, follower = pty.openpty()
+    env = {**os.environ, "RUNTIME__DLTHUB_TELEMETRY": "false"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CLI, "pipeline", "run", "-s", "events_src", "-y"],
+        cwd=root, env=env, stdout=subprocess.PIPE, stderr=follower, text=True,
+    )  # fmt: skip
+    os.close(follower)
+    seen = b""
+    while True:  # read the terminal until the child closes it
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    stdout, _ = proc.communicate(timeout=120)
+    os.close(leader)
+    assert proc.returncode == 0, seen.decode(errors="replace")
+    text = seen.decode(errors="replace")
+    assert "\rextract · " in text and "\rload · " in text, text  # one line, redrawn
+    assert "progress:" not in text and "extract" not in stdout
