@@ -8,7 +8,8 @@ kind                 what ``register(obj, name=...)`` receives    ``registry.get
 ``destination``      a zero-argument factory of an adapter        :data:`DestinationAdapterFactory`
 ``ledger_sink``      a factory taking a ``LedgerSinkContext``     :data:`LedgerSinkFactory`
 ``assertion_rule``   an assertion type (class or instance)        :data:`AssertionTypeProvider`
-``trigger_emitter``  an emitter                                   :class:`TriggerEmitter`
+``trigger_emitter``  an emitter (a ``ScheduleTarget`` too, to be   :class:`TriggerEmitter`
+                     a ``schedule emit`` target)
 ``validation_rule``  a rule                                       :class:`ValidationRule`
 ``secret_backend``   a backend                                    :class:`SecretBackend`
 ===================  ==========================================  ===============================
@@ -46,7 +47,12 @@ from dlt_ops.ledger.sinks import (
 )
 from dlt_ops.plugins.kinds import Kind, Register
 from dlt_ops.secrets import SECRET_BACKEND, SecretBackend
-from dlt_ops.triggers.protocol import TRIGGER_EMITTER, TriggerEmitter
+from dlt_ops.triggers.protocol import (
+    TRIGGER_EMITTER,
+    ScheduledSource,
+    ScheduleTarget,
+    TriggerEmitter,
+)
 from dlt_ops.validate.framework import (
     VALIDATION_RULE,
     Finding,
@@ -96,6 +102,8 @@ __all__ = [
     "ReadableLedgerSink",
     "Register",
     "RunReader",
+    "ScheduleTarget",
+    "ScheduledSource",
     "SecretBackend",
     "SqlClient",
     "TriggerEmitter",
