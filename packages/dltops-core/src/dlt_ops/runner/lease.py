@@ -108,6 +108,12 @@ class LeaseBusyError(DltOpsError):
     exit_code = 1
 
 
+class LeaseFileError(DltOpsError):
+    """The core-tier lock file cannot be created (nothing was run)."""
+
+    exit_code = 2
+
+
 @dataclass(frozen=True)
 class LeaseHolder:
     """Who holds a source's lease, as the lease row (or lock file) says."""
@@ -273,8 +279,11 @@ class FileLease:
     def try_acquire(self) -> LeaseHolder | None:
         import fcntl
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = self.path.open("a+", encoding="utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle = self.path.open("a+", encoding="utf-8")
+        except OSError as exc:  # e.g. a read-only project: nothing was run
+            raise LeaseFileError(f"could not open the run lock {self.path}: {exc}") from exc
         shared = self.token.startswith(SHARED_PREFIX)
         try:
             fcntl.flock(handle, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
