@@ -113,9 +113,29 @@ def _verify(project: FaultProject, figures, rows: int) -> None:  # noqa: ANN001
     assert booked == total, f"ledger books {booked} rows, the table holds {total}: {ledger}"
 
 
+def _stop(server: Server, proc: subprocess.Popen[str]) -> str:
+    """Stop the server; the run fails or finishes by itself; start the server again."""
+    server.stop()
+    proc.wait(timeout=300)
+    server.start()
+    return "stopped"
+
+
+def _freeze(server: Server, proc: subprocess.Popen[str]) -> str:
+    """Freeze every server process for ~3 s (or until the run gave up), then thaw."""
+    server.signal(signal.SIGSTOP)
+    frozen_at = time.monotonic()
+    try:
+        proc.wait(timeout=3)
+    except subprocess.TimeoutExpired:
+        pass
+    server.signal(signal.SIGCONT)
+    return f"frozen for {time.monotonic() - frozen_at:.1f}s"
+
+
 @pytest.mark.integration
-def test_destination_stopped_mid_run(tmp_path: Path, server: Server, figures) -> None:  # noqa: ANN001
-    notes = []
+@pytest.mark.parametrize("fault", [_stop, _freeze], ids=["stopped", "frozen"])
+def test_destination_goes_away_mid_run(tmp_path: Path, server: Server, figures, fault) -> None:  # noqa: ANN001
     for k, when in enumerate(("page 2", "normalized")):
         project = _project(tmp_path, server, k)
         progress = project.root / "progress.txt"
@@ -126,43 +146,10 @@ def test_destination_stopped_mid_run(tmp_path: Path, server: Server, figures) ->
             wait_for(lambda p=project: has_normalized_package(p), proc)
         else:
             wait_for_line(progress, when, proc)
-        server.stop()
+        what = fault(server, proc)
         _, err = proc.communicate(timeout=300)
-        notes.append(f"stopped at {when}: run exit {proc.returncode}")
-        assert proc.returncode in (0, 1), err[-2000:]
-        assert "Traceback" not in err
-        server.start()
-        _verify(project, figures, rows)
-    figures.notes.extend(notes)
-    figures.check()
-
-
-@pytest.mark.integration
-def test_destination_frozen_mid_run(tmp_path: Path, server: Server, figures) -> None:  # noqa: ANN001
-    notes = []
-    for k, when in enumerate(("page 2", "normalized")):
-        project = _project(tmp_path, server, k)
-        progress = project.root / "progress.txt"
-        rows, env = SCENARIOS[when]
-        proc = project.popen("pipeline", "run", "-s", project.name, "-y",
-                             env={**env, "FT_PROGRESS": str(progress)})  # fmt: skip
-        if when == "normalized":
-            wait_for(lambda p=project: has_normalized_package(p), proc)
-        else:
-            wait_for_line(progress, when, proc)
-        server.signal(signal.SIGSTOP)
-        frozen_at = time.monotonic()
-        try:
-            proc.wait(timeout=3)  # frozen for 3 s, or until the run gave up
-        except subprocess.TimeoutExpired:
-            pass
-        server.signal(signal.SIGCONT)
-        _, err = proc.communicate(timeout=300)
-        notes.append(
-            f"frozen at {when} for {time.monotonic() - frozen_at:.1f}s: run exit {proc.returncode}"
-        )
+        figures.notes.append(f"{what} at {when}: run exit {proc.returncode}")
         assert proc.returncode in (0, 1), err[-2000:]
         assert "Traceback" not in err
         _verify(project, figures, rows)
-    figures.notes.extend(notes)
     figures.check()

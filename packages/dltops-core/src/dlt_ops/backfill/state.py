@@ -19,7 +19,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
 import structlog
@@ -28,6 +27,7 @@ from dlt_ops.adapters import Column, ColumnType, DestinationSession, Statement, 
 from dlt_ops.backfill.plan import BackfillPlan, Chunk
 from dlt_ops.clock import utcnow
 from dlt_ops.errors import BackfillStateError, DestinationError, LeaseLostError
+from dlt_ops.liveness import pid_alive
 from dlt_ops.redact import redact
 
 log = structlog.get_logger(__name__)
@@ -140,20 +140,6 @@ def holder_process(token: str | None) -> tuple[str, int] | None:
         return None
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's live process
-        return True
-    stat = Path(f"/proc/{pid}/stat")
-    try:  # a killed child its parent has not reaped yet is a zombie: gone for our purpose
-        return stat.read_text().rpartition(")")[2].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
 def holder_gone(token: str | None) -> str | None:
     """Why ``token``'s process is known dead (same host, pid not running), else ``None``.
 
@@ -164,7 +150,7 @@ def holder_gone(token: str | None) -> str | None:
     if found is None:
         return None
     host, pid = found
-    if host != socket.gethostname() or pid == os.getpid() or _pid_alive(pid):
+    if host != socket.gethostname() or pid == os.getpid() or pid_alive(pid):
         return None
     return f"its process (pid {pid} on {host}) is gone"
 

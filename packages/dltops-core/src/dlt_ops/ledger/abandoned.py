@@ -25,25 +25,13 @@ import structlog
 from dlt_ops.clock import utcnow
 from dlt_ops.ledger.model import ERROR_SUMMARY_MAX, RunRecord, RunStatus
 from dlt_ops.ledger.sinks import LedgerQuery, LedgerSink, RunReader
+from dlt_ops.liveness import pid_alive
 from dlt_ops.redact import redact
 
 log = structlog.get_logger(__name__)
 
 #: How many of a source's newest ``running`` rows are examined at the start of a run.
 SCAN_LIMIT = 200
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with ``pid`` exists on this host (one we may not signal counts too)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's live process
-        return True
-    return True
 
 
 def dead_on_this_host(record: RunRecord, *, host: str | None = None) -> bool:
