@@ -34,6 +34,11 @@ COMMANDS = (
     ),
     Entry("backfill", "dlt_ops.cli.backfill:backfill_app", "Inspect backfills and their chunks."),
     Entry(
+        "report",
+        "dlt_ops.cli.report:report",
+        "Write the fleet report: one self-contained HTML file (no network, no script needed).",
+    ),
+    Entry(
         "scheduler",
         "dlt_ops.cli.scheduler:scheduler_app",
         "Run the project's schedules on this machine (y-scheduler).",
