@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -61,6 +61,20 @@ def test_once_runs_what_is_due_and_then_nothing(scheduled: Path, cli) -> None:  
     assert again.returncode == 0, again.stderr[-3000:]
     assert again.stdout.strip() == "nothing due."
     assert len(_ledger(scheduled, "hourly_src")) == 1
+
+
+def test_windowed_runs_close_their_slot(scheduled: Path, cli) -> None:  # noqa: ANN001
+    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    proc = cli("scheduler", "run", "--once", "--windowed", "--json", cwd=scheduled)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    if datetime.now(UTC).replace(minute=0, second=0, microsecond=0) != hour:
+        pytest.skip("an hourly slot fired during the pass")
+    with duckdb.connect(str(scheduled / "hourly_src_pipeline.duckdb"), read_only=True) as con:
+        rows = con.execute("SELECT window_from, window_to, status FROM ds._dlt_ops_runs").fetchall()
+    start, end, status = rows[0]
+    assert status == "completed"
+    assert end.astimezone(UTC) == hour
+    assert start.astimezone(UTC) == hour - timedelta(hours=1)
 
 
 def test_emit_cron_and_github_actions(scheduled: Path, cli) -> None:  # noqa: ANN001

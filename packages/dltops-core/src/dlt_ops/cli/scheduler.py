@@ -39,6 +39,14 @@ def run(
     max_parallel: Annotated[
         int, typer.Option("--max-parallel", min=1, help="Due sources run at most N at a time.")
     ] = 1,
+    windowed: Annotated[
+        bool,
+        typer.Option(
+            "--windowed",
+            help="Bound each run to the interval since the last completed window (else the "
+            "previous slot) up to its slot, through every incremental.",
+        ),
+    ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="With --once: print what each due source came to.")
     ] = False,
@@ -54,7 +62,7 @@ def run(
     state: AppState = ctx.obj.with_root(root)
     config, registry = state.project(), state.registry()
     if once:
-        ticks = run_due(registry, config, max_parallel=max_parallel)
+        ticks = run_due(registry, config, max_parallel=max_parallel, windowed=windowed)
         if as_json:
             typer.echo(json.dumps([{**vars(t), "slot": t.slot.isoformat()} for t in ticks],
                                   indent=2))  # fmt: skip
@@ -75,5 +83,5 @@ def run(
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     typer.echo("scheduler running (SIGTERM or Ctrl-C stops it).", err=True)
-    serve(registry, config, stop=stop, max_parallel=max_parallel,
+    serve(registry, config, stop=stop, max_parallel=max_parallel, windowed=windowed,
           report=lambda tick: typer.echo(_line(tick)))  # fmt: skip

@@ -13,12 +13,14 @@ from datetime import UTC, datetime, timedelta
 import structlog
 
 from dlt_ops.config import ProjectConfig
+from dlt_ops.ledger import RunRecord
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.scheduler.cron import Cron, cron_text
 
 log = structlog.get_logger(__name__)
 
 _MINUTE = timedelta(minutes=1)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -41,28 +43,31 @@ def schedule_of(config: ProjectConfig, source: str) -> Cron | None:
     return Cron.parse(text) if text is not None else None
 
 
-def newest_start(registry: PluginRegistry, config: ProjectConfig, source: str) -> datetime | None:
-    """When the source's newest ledger run started (any status, any trigger), from every
-    readable sink of its ledger; ``None`` when it never ran (or no ledger can be read)."""
+#: How many of a source's newest ledger rows are read to find its last window.
+RECENT = 20
+
+
+def recent_runs(registry: PluginRegistry, config: ProjectConfig, source: str) -> list[RunRecord]:
+    """The source's newest ledger rows (any status, any trigger), newest first, from every
+    readable sink of its ledger; empty when it never ran (or no ledger can be read)."""
     from dlt_ops.destinations import resolve_destination
     from dlt_ops.ledger.readers import SessionPool, source_ledger
     from dlt_ops.ledger.sinks import LedgerQuery
 
     where = resolve_destination(config, source, None)
-    newest: datetime | None = None
+    found: dict[str, RunRecord] = {}
     with SessionPool(registry, config) as pool:
         ledger = source_ledger(registry, config, where, pool)
         for name, sink in ledger.with_method("read_runs"):
             try:
-                rows = sink.read_runs(LedgerQuery(source=source, limit=1)) or []  # type: ignore[attr-defined]
+                rows = sink.read_runs(LedgerQuery(source=source, limit=RECENT)) or []  # type: ignore[attr-defined]
             except Exception as exc:  # a missing database or table: nothing ran there yet
                 log.debug("scheduler.ledger_unread", source=source, sink=name, error=str(exc))
                 continue
             for row in rows:
-                started = _utc(row.started_at)
-                if started is not None and (newest is None or started > newest):
-                    newest = started
-    return newest
+                if row.started_at is not None:
+                    found.setdefault(row.run_id, row)
+    return sorted(found.values(), key=lambda r: _utc(r.started_at) or _EPOCH, reverse=True)
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -79,8 +84,11 @@ def due(registry: PluginRegistry, config: ProjectConfig, source: str, now: datet
     slot = cron.previous(now)
     if slot is None:
         return None
-    last = newest_start(registry, config, source)
+    runs = recent_runs(registry, config, source)
+    last = _utc(runs[0].started_at) if runs else None
     if last is not None and last >= slot:
         return None
-    before = cron.previous(slot - _MINUTE)
+    # a windowed run starts where the newest completed window ended (missed slots included)
+    ended = [w for r in runs if r.status == "completed" and (w := _utc(r.window_to)) is not None]
+    before = max(ended) if ended and max(ended) < slot else cron.previous(slot - _MINUTE)
     return Due(source, str(config.source(source).schedule), slot, before, last)

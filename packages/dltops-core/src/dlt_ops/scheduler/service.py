@@ -5,8 +5,10 @@ another run holds is skipped: that run is the one doing the work), ask "due?" ag
 lease — a scheduler on another machine may have run it between the two looks — and run it.
 So two schedulers never run one source twice for one slot.
 
-The run is the source's ordinary run (no window): its incremental cursor carries on from its
-last load, so a missed slot is caught up by the next one.
+By default the run is the source's ordinary run (no window): its incremental cursor carries on
+from its last load, so a missed slot is caught up by the next one. ``windowed`` bounds each run
+to ``[end of the newest completed window (else the previous slot), slot)`` instead, through
+every incremental of the source (each must take a window, as for ``--from/--to``).
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ def run_due(
     *,
     now: datetime | None = None,
     max_parallel: int = 1,
+    windowed: bool = False,
 ) -> list[Tick]:
     """One pass: run every source due at ``now``; at most ``max_parallel`` at a time."""
     now = now or utcnow()
@@ -72,19 +75,23 @@ def run_due(
         log.info("scheduler.due", source=d.source, schedule=d.schedule, slot=d.slot.isoformat(),
                  last_started=d.last_started.isoformat() if d.last_started else None)  # fmt: skip
     if max_parallel <= 1 or len(dues) <= 1:  # in this thread: Ctrl-C reaches the run
-        return [_run_one(registry, config, d, now) for d in dues]
+        return [_run_one(registry, config, d, now, windowed) for d in dues]
     with ThreadPoolExecutor(max_workers=max_parallel, thread_name_prefix="y-scheduler") as pool:
-        return list(pool.map(lambda d: _run_one(registry, config, d, now), dues))
+        return list(pool.map(lambda d: _run_one(registry, config, d, now, windowed), dues))
 
 
-def _run_one(registry: PluginRegistry, config: ProjectConfig, d: Due, now: datetime) -> Tick:
+def _run_one(
+    registry: PluginRegistry, config: ProjectConfig, d: Due, now: datetime, windowed: bool
+) -> Tick:
     from dlt_ops.runner.lease import LeaseBusyError, source_lease
     from dlt_ops.runner.model import RunRequest
     from dlt_ops.runner.run import execute_run, prepare_for
+    from dlt_ops.runner.window import Window
 
     run_id = uuid.uuid4().hex
+    window = Window(d.interval_start, d.slot) if windowed and d.interval_start else None
     request = RunRequest(source=d.source, trigger_source=TRIGGER_SOURCE, run_id=run_id,
-                         lease_held=True)  # fmt: skip
+                         window=window, lease_held=True)  # fmt: skip
     try:
         prepared = prepare_for(registry, config, request)
         with source_lease(registry, config, prepared.where, source=d.source,
@@ -122,11 +129,12 @@ def serve(
     *,
     stop: threading.Event,
     max_parallel: int = 1,
+    windowed: bool = False,
     report: Callable[[Tick], None] = lambda tick: None,
 ) -> None:
     """Pass after pass until ``stop`` is set; a pass in flight finishes its runs first."""
     while not stop.is_set():
-        for tick in run_due(registry, config, max_parallel=max_parallel):
+        for tick in run_due(registry, config, max_parallel=max_parallel, windowed=windowed):
             report(tick)
         if stop.wait(next_wake(config, utcnow())):
             break
