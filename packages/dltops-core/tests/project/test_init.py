@@ -29,6 +29,8 @@ def test_example_init(cli, tmp_path: Path) -> None:
     result = cli(*["init", str(tmp_path / "demo"), "--example", "-p", "pipes"])
     assert result.exit_code == 0, result.output
     assert "dlt-ops pipeline run -s demo_events -y" in result.output
+    steps = result.output[result.output.index("Next steps:") :]
+    assert steps.index("pipeline validate") < steps.index("pipeline run")  # as the README says
     root = tmp_path / "demo"
     config = load_project_config(root)
     assert config.source("demo_events").schedule == "@daily"

@@ -51,6 +51,7 @@ COMMANDS = (
 )
 
 rich_help.install()  # help and usage errors render without rich's markdown machinery
+rich_help.plain_metavars()  # `SOURCE`, not typer's `{source}`, in usage lines
 
 app = typer.Typer(
     name="dlt-ops",

@@ -172,7 +172,9 @@ def _print_plans(docs: list[dict[str, Any]]) -> None:
 @backfill_app.command("show")
 def show_backfill(
     ctx: typer.Context,
-    backfill_id: Annotated[str, typer.Argument(help="The backfill id (from `backfill list`).")],
+    backfill_id: Annotated[
+        str, typer.Argument(help="The backfill id (from `backfill list`).", metavar="BACKFILL_ID")
+    ],
     source: Annotated[str | None, typer.Option("--source", "-s", help="Only this source.")] = None,
     dataset: Annotated[
         str | None, typer.Option("--dataset", "-d", help="Dataset, overriding the config.")

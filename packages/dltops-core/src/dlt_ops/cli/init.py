@@ -10,7 +10,10 @@ import typer
 
 def init(
     root: Annotated[
-        Path, typer.Argument(help="Directory to scaffold (created if missing).", file_okay=False)
+        Path,
+        typer.Argument(
+            help="Directory to scaffold (created if missing).", file_okay=False, metavar="ROOT"
+        ),
     ] = Path("."),
     pipeline: Annotated[
         str,
@@ -44,11 +47,12 @@ def init(
         typer.echo("  3. Validate the project: dlt-ops pipeline validate")
         typer.echo(f"  4. Run it: dlt-ops pipeline run -s {kind.source} -y")
         return
-    if example:
-        typer.echo(f"  1. Try the example: dlt-ops pipeline run -s {EXAMPLE_SOURCE} -y")
-    else:
-        typer.echo(
-            f"  1. Write a source: {pipeline}/source/<name>.py "
-            f"(module name = [sources.<name>] in .dlt/config.toml)"
-        )
+    if example:  # the README's order: validate, then run
+        typer.echo("  1. Validate the project: dlt-ops pipeline validate")
+        typer.echo(f"  2. Try the example: dlt-ops pipeline run -s {EXAMPLE_SOURCE} -y")
+        return
+    typer.echo(
+        f"  1. Write a source: {pipeline}/source/<name>.py "
+        f"(module name = [sources.<name>] in .dlt/config.toml)"
+    )
     typer.echo("  2. Validate the project: dlt-ops pipeline validate")

@@ -197,7 +197,7 @@ def _finish(summary: BackfillSummary, as_json: bool, stopped_on: ChunkEvent | No
 
 def backfill(
     ctx: typer.Context,
-    source: Annotated[str, typer.Argument(help="Source to backfill.")],
+    source: Annotated[str, typer.Argument(help="Source to backfill.", metavar="SOURCE")],
     start: Annotated[
         str, typer.Option("--from", help="Window start, tz-aware ISO-8601 (inclusive).")
     ],  # fmt: skip

@@ -95,3 +95,26 @@ def uninstall() -> None:
     """Disarm the hook."""
     if _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
+
+
+def plain_metavars() -> None:
+    """Usage lines name arguments the Unix way, ``SOURCE`` and ``[ROOT]``, not typer's
+    ``{source}`` (braces read as an unfilled template); idempotent."""
+    from typer.core import TyperArgument
+
+    original = TyperArgument.make_metavar
+    if getattr(original, "_dlt_ops", False):
+        return
+
+    def make_metavar(self: TyperArgument, ctx: Any, *, usage: bool = False) -> str:
+        var = original(self, ctx, usage=usage)
+        if usage and var.startswith("{") and "}" in var:
+            inner, rest = var[1:].split("}", 1)
+            return inner.upper() + rest
+        if usage and var.startswith("[") and "]" in var:
+            inner, rest = var[1:].split("]", 1)
+            return f"[{inner.upper()}]{rest}"
+        return var
+
+    make_metavar._dlt_ops = True  # type: ignore[attr-defined]
+    TyperArgument.make_metavar = make_metavar  # type: ignore[method-assign]

@@ -69,7 +69,9 @@ def _sources(state: AppState, source: list[str] | None) -> list[str]:
 @runs_app.command("show")
 def show(
     ctx: typer.Context,
-    run: Annotated[str, typer.Argument(help="A run id (or its first 8+ characters), or 'last'.")],
+    run: Annotated[
+        str, typer.Argument(help="A run id (or its first 8+ characters), or 'last'.", metavar="RUN")
+    ],
     source: Annotated[
         list[str] | None,
         typer.Option("--source", "-s", help="Look only in this source's ledger (repeatable)."),
