@@ -56,7 +56,11 @@ def clean(
         remote_only=remote_only, dataset=dataset, include_ledger=include_ledger,
         trigger_source=trigger_source, dry_run=dry_run,
     )  # fmt: skip
-    prepared = prepare_clean(state.registry(), config, request)
+    from dlt_ops.cli.spinner import spinner
+
+    with spinner("Cleaning", enabled=sys.stderr.isatty() and not as_json) as step:
+        step(f"planning what '{source}' left behind")
+        prepared = prepare_clean(state.registry(), config, request)
     plan = prepared.plan
     if as_json and dry_run:
         typer.echo(json.dumps({"dry_run": True, "plan": plan.as_json()}, indent=2))
@@ -71,7 +75,9 @@ def clean(
         if not typer.confirm("This permanently deletes the above. Continue?", default=False):
             typer.echo("Aborted: nothing was changed.", err=True)
             raise typer.Exit(0)
-    record = execute_clean(state.registry(), config, request, prepared)
+    with spinner("Cleaning", enabled=sys.stderr.isatty() and not as_json) as step:
+        step(f"removing what '{source}' left behind (plan above)")
+        record = execute_clean(state.registry(), config, request, prepared)
     if as_json:
         typer.echo(json.dumps({"dry_run": False, "plan": plan.as_json(),
                                "audit": record.as_json()}, indent=2))  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -100,7 +101,10 @@ def reconcile(
         dry_run=dry_run,
         ack=ack,
     )
-    result = run_reconcile(state.registry(), config, request)
+    from dlt_ops.cli.spinner import spinner
+
+    with spinner("Reconciling", enabled=sys.stderr.isatty() and not as_json) as step:
+        result = run_reconcile(state.registry(), config, request, on_progress=step)
     if as_json:
         typer.echo(json.dumps(result.as_json(), indent=2, default=str))
     else:

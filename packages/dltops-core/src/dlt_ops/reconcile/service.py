@@ -12,7 +12,7 @@ from __future__ import annotations
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -89,10 +89,14 @@ def _describe(exc: BaseException) -> str:
 
 
 def reconcile(
-    registry: PluginRegistry, config: ProjectConfig, request: ReconcileRequest
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    request: ReconcileRequest,
+    on_progress: Callable[[str], None] | None = None,
 ) -> ReconcileResult:
     """Reconcile the requested sources; a source that fails is reported, never fatal to the
-    others. Discovery problems (an unparsable module, a duplicate source) are reported too."""
+    others. Discovery problems (an unparsable module, a duplicate source) are reported too.
+    ``on_progress`` is told which source is being reconciled."""
     from dlt_ops.alerts.dispatch import build_alert_sinks
     from dlt_ops.project.discovery import discover
 
@@ -111,7 +115,9 @@ def reconcile(
         names = list(request.sources)
     sinks = [] if request.dry_run else build_alert_sinks(registry, config)
     sent = 0
-    for name in names:
+    for i, name in enumerate(names, 1):
+        if on_progress is not None:
+            on_progress(f"{name} ({i}/{len(names)})")
         started = time.monotonic()
         report = SourceReport(name)
         try:
