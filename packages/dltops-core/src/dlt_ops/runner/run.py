@@ -18,7 +18,7 @@ import math
 import os
 import socket
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -133,11 +133,21 @@ class _LazySession:
 
 class _LedgerSession(_LazySession):
     """The ledger's session on a single-writer engine: the run's own while that one is open
-    (no second connection), else one of its own that the writer closes after each write."""
+    (no second connection), else one of its own that the writer closes after each write.
+
+    While ``pinned`` (setup and load, when dlt itself opens the database) it stays open: dlt's
+    connections then reuse the open database instead of reading the file again; during extract
+    and normalize, the long parts, it is let go between writes so readers get in."""
 
     def __init__(self, run_session: _LazySession) -> None:
         super().__init__(run_session.registry, run_session.config, run_session.where)
         self.run_session = run_session
+        self.pinned = True
+
+    def release(self) -> None:
+        """After a ledger write: close unless pinned."""
+        if not self.pinned:
+            self.close()
 
     def __call__(self) -> DestinationSession:
         if self.session is None and self.run_session.session is not None:
@@ -238,7 +248,7 @@ def execute_run(
     run_id = request.run_id or uuid.uuid4().hex
     writer = LedgerWriter(
         sinks, _start_record(request, where, run_id), heartbeat_seconds=config.heartbeat_seconds,
-        release=ledger_session.close if ledger_session else None,
+        release=ledger_session.release if ledger_session else None,
     )  # fmt: skip
     bound = structlog.contextvars.bound_contextvars(
         run_id=run_id, source=request.source, destination=where.engine
@@ -269,7 +279,7 @@ def execute_run(
         try:
             if lease_failure is not None:  # the destination could not be asked: fail the row
                 raise lease_failure
-            load_info = _execute(ctx, request, prepared)
+            load_info = _execute(ctx, request, prepared, hold=_holder(writer, ledger_session))
         except BaseException as exc:  # every outcome, Ctrl-C included, ends the row
             interrupt = _interrupt_in(exc)
             record = writer.finish(
@@ -406,7 +416,28 @@ def _table_name(resource: DltResource) -> str:
     return name if isinstance(name, str) else resource.name
 
 
-def _execute(ctx: RunContext, request: RunRequest, prepared: PreparedRun) -> LoadInfo:
+def _holder(writer: LedgerWriter, ledger: _LedgerSession | None) -> Callable[[bool], None]:
+    """``hold(True)`` keeps the ledger's single-writer connection open, ``hold(False)`` lets go
+    of it between writes (under the writer's lock: never mid-heartbeat)."""
+
+    def hold(on: bool) -> None:
+        if ledger is None:
+            return
+        with writer.borrowed():
+            ledger.pinned = on
+            if on:
+                ledger()
+
+    return hold
+
+
+def _execute(
+    ctx: RunContext,
+    request: RunRequest,
+    prepared: PreparedRun,
+    *,
+    hold: Callable[[bool], None] = lambda _on: None,
+) -> LoadInfo:
     from dlt_ops.secrets import engage_secrets
     from dlt_ops.validate.preflight import run_preflight
 
@@ -442,6 +473,7 @@ def _execute(ctx: RunContext, request: RunRequest, prepared: PreparedRun) -> Loa
     with _interval(request.window), active_run(ctx):
         # explicit steps so gates can judge the run's package between extract and load
         state.phase = RunPhase.extract
+        hold(False)  # readers (status) get in between ledger writes while the source is read
         extract_info = pipeline.extract(source)
         own = set(extract_info.loads_ids)
         for load_id in own:
@@ -452,6 +484,7 @@ def _execute(ctx: RunContext, request: RunRequest, prepared: PreparedRun) -> Loa
         state.phase = RunPhase.normalize
         book.normalized(rows_per_package(pipeline.normalize()))
         state.phase = RunPhase.load
+        hold(True)  # dlt opens the database now: it reuses our open one
         with request.load_guard() if request.load_guard is not None else nullcontext():
             load_info: LoadInfo = pipeline.load()
         # a package an earlier run left pending loads here too: book its rows to this run
