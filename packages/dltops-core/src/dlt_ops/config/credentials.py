@@ -107,7 +107,7 @@ def resolve_destination_setting(
         read_toml_cached(root / ".dlt" / "secrets.toml"),
         read_toml_cached(root / ".dlt" / "config.toml"),
     ]
-    paths = [("destination", engine, key)]
+    paths: list[tuple[str, ...]] = [("destination", engine, key)]
     if pipeline_name:
         paths.insert(0, (pipeline_name, "destination", engine, key))
     for path in paths:
