@@ -44,7 +44,7 @@ def handle_errors() -> Iterator[None]:
     ``--json``, also ``{"error", "type", "exit_code"}`` on stdout when nothing else is there."""
     watched = _Watched(sys.stdout) if json_requested() else None
     if watched is not None:
-        sys.stdout = watched  # type: ignore[assignment]
+        sys.stdout = watched
     try:
         yield
     except DltOpsError as exc:
