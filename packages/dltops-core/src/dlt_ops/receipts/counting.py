@@ -65,6 +65,7 @@ def attach_counters(source: Any, tallies: Tallies) -> Any:
 
     class _CountIn(ItemTransform[Any, dict[str, Any]]):
         placement_affinity = 0.05  # after the generator and user maps, before validation
+        resource = ""  # the resource it counts, set when attached
 
         def __call__(self, item: Any, meta: Any = None) -> Any:
             tally = tallies.of(self.resource)
@@ -74,6 +75,7 @@ def attach_counters(source: Any, tallies: Tallies) -> Any:
 
     class _CountPassed(ItemTransform[Any, dict[str, Any]]):
         placement_affinity = 1.01  # right behind dlt's incremental (1.0)
+        resource = ""
 
         def __call__(self, item: Any, meta: Any = None) -> Any:
             tallies.of(self.resource).passed += _size(item)
@@ -83,6 +85,6 @@ def attach_counters(source: Any, tallies: Tallies) -> Any:
         tallies.of(name)
         for step_cls in (_CountIn, _CountPassed):
             step = step_cls(lambda item: item)
-            step.resource = name  # type: ignore[attr-defined]
+            step.resource = name
             resource.add_step(step)
     return source
