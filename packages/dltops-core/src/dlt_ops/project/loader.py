@@ -35,7 +35,7 @@ def _package(name: str, path: Path) -> ModuleType:
     module = sys.modules.get(name)
     if module is None:
         module = ModuleType(name)
-        module.__path__ = [str(path)]  # type: ignore[attr-defined]
+        module.__path__ = [str(path)]
         module.__package__ = name
         sys.modules[name] = module
     return module
