@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 MARKER = "@@dlt-ops-sandbox-verdict@@ "
@@ -91,7 +92,7 @@ class Recorder:
             return
         self.busy = True
         try:
-            frame = sys._getframe(1)
+            frame: FrameType | None = sys._getframe(1)
             while frame is not None and frame.f_code.co_name != "<module>":
                 frame = frame.f_back
             if frame is None or not self._attributed(frame.f_code.co_filename):
