@@ -219,7 +219,7 @@ class _Running:
         from dlt_ops.project._sandbox_child import MARKER
 
         if self.proc is not None:
-            stderr = self.proc.stderr.read() if self.proc.stderr else b""  # type: ignore[union-attr]
+            stderr = self.proc.stderr.read() if self.proc.stderr else b""
             rc = self.proc.wait()
             self.proc.stdout.close()  # type: ignore[union-attr]
         else:
@@ -252,7 +252,8 @@ def run_children(
     if strategy == "fork":
         import dlt  # noqa: F401 - imported once here so every forked child inherits it
     limit = max(1, os.cpu_count() or 1)
-    pending, running, out = list(jobs), [], {}
+    pending, out = list(jobs), {}
+    running: list[_Running] = []
     while pending or running:
         while pending and len(running) < limit:
             running.append(_Running(pending.pop(0), strategy))
