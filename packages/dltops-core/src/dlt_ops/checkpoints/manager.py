@@ -180,7 +180,7 @@ class CheckpointManager:
         assert self.session is not None
         null = self.run_id is None
         stmt = self.sql.active_values_null if null else self.sql.active_values
-        params = [self.pipeline_name, self.resource_name, ACTIVE]
+        params: list[object] = [self.pipeline_name, self.resource_name, ACTIVE]
         if not null:
             params.append(self.run_id)
         try:
