@@ -143,7 +143,9 @@ def _pick_source(project: Project) -> str:
         raise UsageError("the project has no sources; nothing to show.")
     for i, name in enumerate(names, 1):
         typer.echo(f"  {i}. {name}")
-    index = typer.prompt("Enter number", default=1, type=typer.IntRange(1, len(names)))
+    import click
+
+    index = typer.prompt("Enter number", default=1, type=click.IntRange(1, len(names)))
     return names[index - 1]
 
 
