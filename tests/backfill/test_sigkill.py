@@ -22,7 +22,7 @@ FROM, TO = "2026-01-01T00:00:00Z", "2026-01-05T00:00:00Z"  # 4 daily chunks
 DAYS = [f"2026-01-0{d}" for d in range(1, 5)]
 ENV = {"BF_ROWS_PER_DAY": "5", "BF_DAYS": "6", "BF_SLEEP_S": "0.1"}
 LEASE = "2s"
-TRIALS = {"duckdb": 10, "postgres": 10}
+TRIALS = {"duckdb": 6, "postgres": 6}  # + 16 run trials in tests/faults/test_sigkill.py
 
 
 def _args(dataset: str) -> tuple[str, ...]:

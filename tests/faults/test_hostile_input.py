@@ -150,7 +150,7 @@ def _check(project: FaultProject, config: str, target: str, hostile: str, figure
         before.nothing_written()
 
 
-@pytest.mark.parametrize(("engine", "examples"), [("duckdb", 36), ("postgres", 18)])
+@pytest.mark.parametrize(("engine", "examples"), [("duckdb", 28), ("postgres", 14)])
 def test_hostile_values_never_reach_sql(tmp_path: Path, request, figures, engine, examples) -> None:  # noqa: ANN001
     db = request.getfixturevalue("postgres_database") if engine == "postgres" else None
     project = _project(tmp_path / "proj", engine, db)
@@ -170,6 +170,6 @@ def test_hostile_values_never_reach_sql(tmp_path: Path, request, figures, engine
     check()
     # and every fixed payload once through the flags that name SQL objects directly
     for hostile in FIXED[:8]:
-        for target in ("run -d", "status -d", "runs show"):
+        for target in ("run -d", "runs show"):
             _check(project, config, target, hostile, figures)
     figures.check()
