@@ -21,11 +21,9 @@ import structlog
 
 from dlt_ops.checkpoints.decorator import OPTIONS_ATTR, checkpointed_pages
 from dlt_ops.checkpoints.table import DEFAULT_TABLE
+from dlt_ops.project.incrementals import ORIGINAL_GEN_ATTR
 
 log = structlog.get_logger(__name__)
-
-#: Set on the wrapping data step: the rest_api callable it replaced (read by introspection).
-ORIGINAL_GEN_ATTR = "__dlt_ops_original_gen__"
 
 _RECIPE = "docs/checkpoints.md#rest_api-resources"
 

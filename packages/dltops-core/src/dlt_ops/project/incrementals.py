@@ -39,11 +39,14 @@ def _incremental_param(fn: Any) -> inspect.Parameter | None:
         return None
 
 
+#: Where ``rest_api_checkpoints`` keeps the data step it wrapped (looked through here, so
+#: the incremental of a checkpointed rest_api resource is still found).
+ORIGINAL_GEN_ATTR = "__dlt_ops_original_gen__"
+
+
 def _from_call(gen: Any) -> FoundIncremental | None:
     """The incremental bound into a ``resource(...)`` call, or its parameter default."""
     from dlt.extract.incremental import Incremental
-
-    from dlt_ops.checkpoints.rest_api import ORIGINAL_GEN_ATTR
 
     gen = getattr(gen, ORIGINAL_GEN_ATTR, gen)  # look through rest_api_checkpoints' wrapper
     try:
