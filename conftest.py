@@ -10,3 +10,34 @@ os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
 os.environ.setdefault("DLT_DATA_DIR", tempfile.mkdtemp(prefix="dltops-test-dlt-"))
 
 pytest_plugins = ["dlt_ops.testing.fixtures", "pytester"]
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _isolated_process_state(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN202
+    """Each test leaves the pytest process as it found it.
+
+    In-process code sets ``DLT_PROJECT_DIR`` (``use_project_dir``) and other variables that
+    CLI subprocesses of later tests would inherit, pointing dlt at a deleted project; and an
+    in-process CLI call would configure structlog globally with cached loggers, after which
+    ``capture_logs`` in a later test sees nothing. The environment is restored after every
+    test; in-process, the CLI's logging set-up never caches loggers and is undone afterwards.
+    """
+    import structlog
+
+    from dlt_ops import log
+
+    real = log.configure_logging
+
+    def configure_uncached(*args, **kwargs) -> None:  # noqa: ANN002, ANN003
+        real(*args, **kwargs)
+        structlog.configure(cache_logger_on_first_use=False)
+
+    saved = dict(os.environ)
+    monkeypatch.setattr(log, "configure_logging", configure_uncached)
+    yield
+    structlog.reset_defaults()
+    os.environ.clear()
+    os.environ.update(saved)
