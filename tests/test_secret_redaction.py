@@ -128,14 +128,14 @@ def test_planted_source_secrets_appear_nowhere(tmp_path: Path, cli, dest: str, r
     assert not _leaks(tables)
 
 
-EARLY_SOURCE = '''
+EARLY_SOURCE = """
 import dlt
 
 
 @dlt.source(name="leaky")
 def leaky_source(api_key: str = dlt.secrets.value):
     raise ValueError(f"the api rejected {api_key}")
-'''
+"""
 
 
 def test_validate_masks_a_secret_quoted_while_instantiating(tmp_path: Path, cli) -> None:  # noqa: ANN001

@@ -126,7 +126,8 @@ def test_the_cache_is_plain_json(tmp_path: Path) -> None:
         '{"format": 1}',
         '{"format": 1, "version": "0.0.0-other", "entries": {}}',
         # a foreign class name, and an entry that is not a module's facts
-        '{"format": 1, "version": "%(v)s", "entries": {"k": {"$": "obj", "cls": "Popen", "v": {}}}}',
+        '{"format": 1, "version": "%(v)s", '
+        '"entries": {"k": {"$": "obj", "cls": "Popen", "v": {}}}}',
         '{"format": 1, "version": "%(v)s", "entries": {"k": ["not", "facts"]}}',
         '{"format": 1, "version": "%(v)s", "entries": {"k": {"$": "tuple", "v": 3}}}',
     ],
