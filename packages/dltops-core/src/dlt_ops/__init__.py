@@ -6,14 +6,14 @@ The public API is re-exported lazily so ``import dlt_ops`` stays cheap (no dlt, 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pluggy
+if TYPE_CHECKING:
+    import pluggy
+
+    hookimpl: pluggy.HookimplMarker
 
 __version__ = "0.1.0"
-
-#: Marker for plugin hook implementations: ``@dlt_ops.hookimpl``.
-hookimpl = pluggy.HookimplMarker("dlt_ops")
 
 _LAZY = {
     "DltOpsError": "dlt_ops.errors",
@@ -35,6 +35,13 @@ __all__ = ["__version__", "hookimpl", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "hookimpl":
+        # ``@dlt_ops.hookimpl``, the marker for plugin hook implementations; made on first use
+        # so commands that load no plugin (``--help``) never import pluggy
+        import pluggy
+
+        globals()[name] = marker = pluggy.HookimplMarker("dlt_ops")
+        return marker
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'dlt_ops' has no attribute {name!r}")
