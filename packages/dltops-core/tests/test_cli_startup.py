@@ -117,3 +117,8 @@ def test_the_detector_would_see_dlt() -> None:
     )
     names = {ln.rsplit("|", 1)[1].strip() for ln in proc.stderr.splitlines() if "|" in ln}
     assert "duckdb" in _offenders(names)
+
+
+def test_help_does_not_import_the_plugin_framework() -> None:
+    """``dlt_ops.hookimpl`` is made on first use: ``--help`` loads no plugin, so no pluggy."""
+    assert _offenders(_imported_modules("--help"), ("pluggy",)) == []
