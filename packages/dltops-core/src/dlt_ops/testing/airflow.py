@@ -20,6 +20,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from dlt_ops.testing._tool_venv import cache_root, run_step, uv
+
 AIRFLOW_VERSION = "3.3.2"
 _READY_MARKER = ".dltops-ready"
 #: The workspace packages a DAG test needs (installed editable).
@@ -37,30 +39,12 @@ def workspace_root() -> Path:
 
 def cache_dir() -> Path:
     """Where the Airflow virtualenv lives."""
-    base = os.environ.get("DLTOPS_CACHE_DIR")
-    if base:
-        root = Path(base)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = (Path(xdg) if xdg else Path.home() / ".cache") / "dltops"
     key = hashlib.sha256(str(workspace_root()).encode()).hexdigest()[:10]
-    return root / f"airflow-{AIRFLOW_VERSION}-{key}"
-
-
-def _uv() -> list[str]:
-    found = shutil.which("uv")
-    return [found] if found else [sys.executable, "-m", "uv"]
+    return cache_root() / f"airflow-{AIRFLOW_VERSION}-{key}"
 
 
 def _run(cmd: list[str], *, env: dict[str, str] | None = None, timeout: float = 900) -> str:
-    try:
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise AirflowUnavailableError(f"`{' '.join(cmd[:4])} ...` failed: {exc}") from exc
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip()[-3000:]
-        raise AirflowUnavailableError(f"`{' '.join(cmd[:4])} ...` exited {done.returncode}: {tail}")
-    return done.stdout
+    return run_step(cmd, AirflowUnavailableError, env=env, timeout=timeout)
 
 
 def _recipe() -> str:
@@ -81,9 +65,9 @@ def ensure_airflow_venv() -> Path:
                 return venv
             shutil.rmtree(venv, ignore_errors=True)
             env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
-            _run([*_uv(), "venv", "-q", str(venv), "--python", sys.executable], env=env)
+            _run([*uv(), "venv", "-q", str(venv), "--python", sys.executable], env=env)
             # the running environment's versions, so the DAG runs what the suite tests
-            frozen = _run([*_uv(), "pip", "freeze", "--python", sys.executable], env=env)
+            frozen = _run([*uv(), "pip", "freeze", "--python", sys.executable], env=env)
             pins = [line for line in frozen.splitlines()
                     if line and not line.startswith("-e") and " @ " not in line
                     and not line.lower().startswith(("dltops", "dlt-ops"))]  # fmt: skip
@@ -91,7 +75,7 @@ def ensure_airflow_venv() -> Path:
             constraints.write_text("\n".join(pins) + "\n")
             root = workspace_root()
             editables = [a for p in PACKAGES for a in ("-e", str(root / "packages" / p))]
-            _run([*_uv(), "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
+            _run([*uv(), "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
                   "-c", str(constraints), f"apache-airflow=={AIRFLOW_VERSION}", "psycopg[binary]",
                   *editables], env=env)  # fmt: skip
             marker.write_text(_recipe())

@@ -21,13 +21,14 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from dlt_ops.testing._tool_venv import cache_root, run_step, uv
 
 EMULATOR_VERSION = "1.4.0"
 DUCKDB_VERSION = "1.5.5"
@@ -48,30 +49,11 @@ class EmulatorUnavailableError(RuntimeError):
 
 def cache_dir() -> Path:
     """Where the emulator's virtualenv and its DuckDB home live."""
-    base = os.environ.get("DLTOPS_CACHE_DIR")
-    if base:
-        root = Path(base)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = (Path(xdg) if xdg else Path.home() / ".cache") / "dltops"
-    return root / f"bqemulator-{EMULATOR_VERSION}"
+    return cache_root() / f"bqemulator-{EMULATOR_VERSION}"
 
 
-def _uv() -> list[str]:
-    found = shutil.which("uv")
-    return [found] if found else [sys.executable, "-m", "uv"]
-
-
-def _run(cmd: list[str], *, env: dict[str, str] | None = None, timeout: float = 600) -> None:
-    try:
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise EmulatorUnavailableError(f"`{' '.join(cmd[:3])} ...` failed: {exc}") from exc
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip()[-2000:]
-        raise EmulatorUnavailableError(
-            f"`{' '.join(cmd[:3])} ...` exited with {done.returncode}: {tail}"
-        )
+def _run(cmd: list[str], *, env: dict[str, str] | None = None, timeout: float = 600) -> str:
+    return run_step(cmd, EmulatorUnavailableError, env=env, timeout=timeout)
 
 
 def _home(root: Path) -> Path:
@@ -82,12 +64,12 @@ def _home(root: Path) -> Path:
 def _build(venv: Path, home: Path) -> None:
     env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
     env.pop("VIRTUAL_ENV", None)
-    _run([*_uv(), "venv", "-q", "-p", "3.11", str(venv)], env=env)
+    _run([*uv(), "venv", "-q", "-p", "3.11", str(venv)], env=env)
     python = venv / "bin" / "python"
     # Compiled bytecode: this machine sets PYTHONDONTWRITEBYTECODE, so without it every start
     # re-compiles the emulator (and its SQL translator) from source.
     _run(
-        [*_uv(), "pip", "install", "-q", "--compile-bytecode", "-p", str(python), *REQUIREMENTS],
+        [*uv(), "pip", "install", "-q", "--compile-bytecode", "-p", str(python), *REQUIREMENTS],
         env=env,
     )
     # Out of the box the emulator downloads DuckDB's spatial extension at start (no internet
