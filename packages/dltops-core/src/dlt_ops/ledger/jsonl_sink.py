@@ -8,7 +8,6 @@ the project root (default ``.dlt-ops/runs.jsonl``).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 from collections.abc import Mapping
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dlt_ops.errors import ConfigError
+from dlt_ops.jsonl import append_events, read_events
 from dlt_ops.ledger.model import ALL_KEYS, RunRecord
 from dlt_ops.ledger.sinks import LedgerQuery, LedgerSinkContext
 
@@ -54,11 +54,7 @@ class JsonlLedgerSink:
         self.target = str(self.path)
 
     def _append(self, event: str, run: RunRecord) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps({"event": event, **run.as_json()}, separators=(",", ":")) + "\n"
-        with open(self.path, "a", encoding="utf-8") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)  # concurrent runs append whole lines
-            handle.write(line)
+        append_events(self.path, [{"event": event, **run.as_json()}])
 
     def start(self, run: RunRecord) -> None:
         """Append the start event."""
@@ -73,16 +69,7 @@ class JsonlLedgerSink:
         self._append("finish", run)
 
     def _lines(self) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        out = []
-        with open(self.path, encoding="utf-8") as handle:
-            for raw in handle:
-                try:
-                    out.append(json.loads(raw))
-                except ValueError:
-                    continue  # a torn last line from a killed writer is skipped, not fatal
-        return out
+        return read_events(self.path)
 
     def read_run(self, ref: str) -> list[RunRecord]:
         """Every attempt of the run whose id is or starts with ``ref``, newest first."""

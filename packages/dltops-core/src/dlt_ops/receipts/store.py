@@ -8,7 +8,6 @@ Writes are observability, best-effort like the ledger; the caller isolates each 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dlt_ops.adapters import Statement
+from dlt_ops.jsonl import append_events, read_events
 from dlt_ops.receipts.model import RECEIPT_KEYS, RECEIPTS_TABLE, RECEIPTS_TABLE_NAME, ReceiptRow
 
 if TYPE_CHECKING:
@@ -101,26 +101,10 @@ class JsonlReceiptStore:
         """Append one line per row, whole lines under an exclusive lock."""
         if not rows:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        lines = "".join(
-            json.dumps({"event": RECEIPT_EVENT, **row.as_json()}, separators=(",", ":")) + "\n"
-            for row in rows
-        )
-        with open(self.path, "a", encoding="utf-8") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            handle.write(lines)
+        append_events(self.path, ({"event": RECEIPT_EVENT, **row.as_json()} for row in rows))
 
     def _lines(self) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        out = []
-        with open(self.path, encoding="utf-8") as handle:
-            for raw in handle:
-                try:
-                    out.append(json.loads(raw))
-                except ValueError:
-                    continue  # a torn last line from a killed writer is skipped, not fatal
-        return out
+        return read_events(self.path)
 
     def read(self, run_id: str) -> list[ReceiptRow]:
         """Every receipt line of ``run_id``."""
