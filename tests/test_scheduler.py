@@ -10,7 +10,7 @@ import duckdb
 import pytest
 import yaml
 
-from dlt_ops.scheduler.cron import Cron, cron_text, is_valid_schedule
+from dlt_ops.cron import Cron, cron_text, is_valid_schedule
 
 CONFIG = """
 [dlt_ops]

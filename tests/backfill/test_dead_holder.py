@@ -15,7 +15,8 @@ import pytest
 from dlt_ops.adapters import ConnectionTarget, DestinationSession
 from dlt_ops.backfill.lease import LoadLock
 from dlt_ops.backfill.plan import BackfillPlan
-from dlt_ops.backfill.state import BackfillState, holder_gone, holder_process
+from dlt_ops.backfill.state import BackfillState
+from dlt_ops.liveness import holder_gone, holder_process
 from dltops_duckdb.adapter import DuckDBAdapter
 
 HOST = socket.gethostname()

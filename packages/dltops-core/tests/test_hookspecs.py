@@ -80,7 +80,7 @@ def _documented_registrations() -> dict[str, str]:
 
 
 def test_documented_registrations_match_the_protocols() -> None:
-    from dlt_ops.plugins.protocols import TYPED_KINDS
+    from dlt_ops.plugin_api import TYPED_KINDS
 
     documented = _documented_registrations()
     assert set(documented) == set(KIND_HOOKS.values())
@@ -90,14 +90,14 @@ def test_documented_registrations_match_the_protocols() -> None:
 
 
 def test_hookspecs_type_register_with_the_kind_contract() -> None:
-    from dlt_ops.plugins.protocols import TYPED_KINDS
+    from dlt_ops.plugin_api import TYPED_KINDS
 
     for kind, typed in TYPED_KINDS.items():
         spec = getattr(hookspecs, KIND_HOOKS[kind])
         annotation = inspect.signature(spec).parameters["register"].annotation
         alias = next(
             name
-            for name, value in vars(importlib.import_module("dlt_ops.plugins.protocols")).items()
+            for name, value in vars(importlib.import_module("dlt_ops.plugin_api")).items()
             if value is typed.contract
         )
         assert annotation == f"Register[{alias}]", kind

@@ -18,8 +18,8 @@ from dlt_ops.errors import (
     UnknownDestinationError,
     UnknownPluginError,
 )
+from dlt_ops.plugin_api import TRIGGER_EMITTER
 from dlt_ops.plugins import PluginRegistry
-from dlt_ops.plugins.protocols import TRIGGER_EMITTER
 
 
 @dataclass(frozen=True)

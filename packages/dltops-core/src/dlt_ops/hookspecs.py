@@ -37,8 +37,7 @@ import pluggy
 if TYPE_CHECKING:
     from dlt_ops.alerts import AlertSinkFactory
     from dlt_ops.ledger import RunRecord
-    from dlt_ops.plugins.kinds import Register
-    from dlt_ops.plugins.protocols import (
+    from dlt_ops.plugin_api import (
         AssertionTypeProvider,
         DestinationAdapterFactory,
         LedgerSinkFactory,
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
         TriggerEmitter,
         ValidationRule,
     )
+    from dlt_ops.plugins.kinds import Register
     from dlt_ops.runner.context import RunContext
     from dlt_ops.runner.gates import GateFactory
     from dlt_ops.runner.model import RunOutcome

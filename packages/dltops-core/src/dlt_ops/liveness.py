@@ -8,6 +8,7 @@ a lease or a heartbeat to expire; on another host a pid proves nothing and is ne
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 
@@ -26,3 +27,39 @@ def pid_alive(pid: int) -> bool:
         return stat.read_text().rpartition(")")[2].split()[0] != "Z"
     except (OSError, IndexError):
         return True
+
+
+def holder_process(token: str | None) -> tuple[str, int] | None:
+    """``(host, pid)`` of the process behind a worker token, ``None`` when it does not say.
+
+    Tokens are ``host:pid:<hex>`` (one invocation) or ``host:pid:<hex>/w<k>:<worker pid>`` (a
+    worker subprocess: its own pid, not its parent's).
+    """
+    if not token:
+        return None
+    base, _, worker = token.partition("/")
+    parts = base.split(":")
+    if len(parts) < 3:
+        return None
+    pid_text = worker.rpartition(":")[2] if worker else parts[-2]
+    if worker and ":" not in worker:
+        return None  # a worker token without its own pid: only its lease can tell
+    try:
+        return ":".join(parts[:-2]), int(pid_text)
+    except ValueError:
+        return None
+
+
+def holder_gone(token: str | None) -> str | None:
+    """Why ``token``'s process is known dead (same host, pid not running), else ``None``.
+
+    Another host's process, or a pid still running (possibly reused), is never judged dead
+    here: its lease decides.
+    """
+    found = holder_process(token)
+    if found is None:
+        return None
+    host, pid = found
+    if host != socket.gethostname() or pid == os.getpid() or pid_alive(pid):
+        return None
+    return f"its process (pid {pid} on {host}) is gone"

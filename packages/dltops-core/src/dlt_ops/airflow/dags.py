@@ -19,7 +19,7 @@ from typing import Any
 from airflow.sdk import DAG, get_current_context, task
 from airflow.sdk.exceptions import AirflowSkipException
 
-from dlt_ops.scheduler.cron import TAG_CRON, cron_text
+from dlt_ops.cron import TAG_CRON, cron_text
 
 #: A suggested pool name prefix: ``<prefix><source>`` with one slot serializes a source.
 SCHEDULE_POOL_PREFIX = "dlt_ops_"

@@ -22,8 +22,9 @@ from datetime import timedelta
 import structlog
 
 from dlt_ops.adapters import Column, ColumnType, Statement, TableSpec
-from dlt_ops.backfill.state import BackfillState, holder_gone, utcnow
+from dlt_ops.backfill.state import BackfillState, utcnow
 from dlt_ops.errors import BackfillStateError, DestinationError
+from dlt_ops.liveness import holder_gone
 
 log = structlog.get_logger(__name__)
 

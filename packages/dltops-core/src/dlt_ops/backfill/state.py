@@ -13,8 +13,6 @@ State machine (docs/backfill.md)::
 
 from __future__ import annotations
 
-import os
-import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -27,7 +25,7 @@ from dlt_ops.adapters import Column, ColumnType, DestinationSession, Statement, 
 from dlt_ops.backfill.plan import BackfillPlan, Chunk
 from dlt_ops.clock import utcnow
 from dlt_ops.errors import BackfillStateError, DestinationError, LeaseLostError
-from dlt_ops.liveness import pid_alive
+from dlt_ops.liveness import holder_gone
 from dlt_ops.redact import redact
 
 log = structlog.get_logger(__name__)
@@ -117,42 +115,6 @@ MARK_FAILED = Statement(
     f"UPDATE {{{TABLE_NAME}}} SET status = ?, completed_at = ?, last_error = ?, "
     f"lease_expires_at = NULL WHERE {_KEY} AND claimed_by = ? AND status IN (?, ?)"
 )
-
-
-def holder_process(token: str | None) -> tuple[str, int] | None:
-    """``(host, pid)`` of the process behind a worker token, ``None`` when it does not say.
-
-    Tokens are ``host:pid:<hex>`` (one invocation) or ``host:pid:<hex>/w<k>:<worker pid>`` (a
-    worker subprocess: its own pid, not its parent's).
-    """
-    if not token:
-        return None
-    base, _, worker = token.partition("/")
-    parts = base.split(":")
-    if len(parts) < 3:
-        return None
-    pid_text = worker.rpartition(":")[2] if worker else parts[-2]
-    if worker and ":" not in worker:
-        return None  # a worker token without its own pid: only its lease can tell
-    try:
-        return ":".join(parts[:-2]), int(pid_text)
-    except ValueError:
-        return None
-
-
-def holder_gone(token: str | None) -> str | None:
-    """Why ``token``'s process is known dead (same host, pid not running), else ``None``.
-
-    Another host's process, or a pid still running (possibly reused), is never judged dead
-    here: its lease decides.
-    """
-    found = holder_process(token)
-    if found is None:
-        return None
-    host, pid = found
-    if host != socket.gethostname() or pid == os.getpid() or pid_alive(pid):
-        return None
-    return f"its process (pid {pid} on {host}) is gone"
 
 
 def _utc(value: Any) -> Any:

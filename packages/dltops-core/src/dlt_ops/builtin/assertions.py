@@ -16,7 +16,7 @@ from dlt_ops import hookimpl
 from dlt_ops.plugins import Register
 
 if TYPE_CHECKING:
-    from dlt_ops.plugins.protocols import AssertionTypeProvider
+    from dlt_ops.plugin_api import AssertionTypeProvider
 
 _ALLOWED = {"value"}
 

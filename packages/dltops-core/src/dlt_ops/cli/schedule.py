@@ -37,8 +37,8 @@ def emit(
 ) -> None:
     """Write a crontab or a GitHub Actions workflow naming every scheduled source; each entry
     runs `dlt-ops pipeline run -s <source> -y --trigger-source <target>`."""
+    from dlt_ops.cron import cron_text
     from dlt_ops.errors import UsageError
-    from dlt_ops.scheduler.cron import cron_text
     from dlt_ops.scheduler.service import scheduled_sources
     from dlt_ops.triggers import ScheduledSource, ScheduleTarget
 

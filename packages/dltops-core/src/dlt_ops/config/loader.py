@@ -52,7 +52,7 @@ class SourceConfig:
     @property
     def schedule_valid(self) -> bool:
         """Whether ``schedule`` is one of the known tags or a ``cron:<expression>``."""
-        from dlt_ops.scheduler.cron import is_valid_schedule
+        from dlt_ops.cron import is_valid_schedule
 
         return is_valid_schedule(self.schedule)
 

@@ -1,9 +1,11 @@
-"""The plugin system: kinds, the manager (:class:`PluginRegistry`) and the plugin-facing protocols.
+"""The plugin system: kinds and the manager (:class:`PluginRegistry`).
 
 * :mod:`dlt_ops.plugins.kinds`: kind names, their registration hooks, ``Register[T]``.
 * :mod:`dlt_ops.plugins.manager`: loading entry points lazily and in isolation, lookups.
-* :mod:`dlt_ops.plugins.protocols`: every protocol a plugin implements, and the typed kind keys
-  (``registry.get(LEDGER_SINK, name)``). Imported on demand: it pulls in each feature's contract.
+
+The plugin-facing protocols and typed kind keys are collected one layer up, in
+:mod:`dlt_ops.plugin_api`: that module imports every feature's contract, so it stands above the
+features, while this package stands below them (every feature registers through it).
 
 A registry is a plain object: build one per command (or per test); there is no global state.
 """

@@ -3,7 +3,7 @@
 This is the bottom of the plugin layer: it imports no feature module, so the manager, the hook
 specifications and every feature contract can depend on it without forming a cycle. The
 protocols themselves live with their features and are collected in
-:mod:`dlt_ops.plugins.protocols`.
+:mod:`dlt_ops.plugin_api`.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class Register(Protocol[T_contra]):
 class Kind(Generic[T]):
     """A plugin kind as a typed key: ``registry.get(LEDGER_SINK, name)`` returns a ``T``.
 
-    The constants live in :mod:`dlt_ops.plugins.protocols`, next to the protocols they name.
+    The constants live in :mod:`dlt_ops.plugin_api`, next to the protocols they name.
     """
 
     __slots__ = ("contract", "name")

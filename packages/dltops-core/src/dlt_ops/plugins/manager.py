@@ -349,7 +349,7 @@ class PluginRegistry:
     def get(self, kind: Kind[T] | str, name: str) -> T | object:
         """The object registered as ``kind``/``name``, loading only the plugins that claim it.
 
-        Pass a typed kind (``LEDGER_SINK`` from :mod:`dlt_ops.plugins.protocols`) to get the
+        Pass a typed kind (``LEDGER_SINK`` from :mod:`dlt_ops.plugin_api`) to get the
         kind's protocol type back; a kind name answers ``object``.
 
         Raises :class:`UnknownPluginError` (:class:`UnknownDestinationError` for destinations),

@@ -201,7 +201,7 @@ class TableLease:
 
     def try_acquire(self) -> LeaseHolder | None:
         """Take the lease; ``None`` when taken, else who holds it."""
-        from dlt_ops.backfill.state import holder_gone
+        from dlt_ops.liveness import holder_gone
 
         dead = ""
         for _ in range(2):  # a second try when the holder turns out to be dead

@@ -13,9 +13,9 @@ from datetime import UTC, datetime, timedelta
 import structlog
 
 from dlt_ops.config import ProjectConfig
+from dlt_ops.cron import Cron, cron_text
 from dlt_ops.ledger import RunRecord
 from dlt_ops.plugins import PluginRegistry
-from dlt_ops.scheduler.cron import Cron, cron_text
 
 log = structlog.get_logger(__name__)
 
