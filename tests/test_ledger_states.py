@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 import signal
 import socket
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -143,6 +147,51 @@ def test_status_during_a_duckdb_run_is_running(project, templates, cli, blocking
     assert proc.returncode == 0, err
     assert "non-fatal" not in err  # no ledger write was refused by the readers
     assert _status(cli, root)["slow_src"]["runs"][0]["status"] == "completed"
+
+
+HOLD_FILE = """
+import sys, duckdb
+con = duckdb.connect(sys.argv[1])  # what dlt's load step does to the file
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+@contextmanager
+def _file_held(path: Path) -> Iterator[None]:
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_FILE, str(path)], text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield
+    finally:
+        holder.communicate("", timeout=30)
+
+
+def test_status_while_the_run_holds_the_duckdb_file(project, templates, cli, blocking_run) -> None:  # noqa: ANN001
+    root = project(DUCKDB, {"slow_src": templates["blocking"]})
+    proc = blocking_run(root, "slow_src")
+    try:
+        row = _status(cli, root)["slow_src"]["runs"][0]
+        assert row["status"] == "running"
+        with _file_held(root / "slow_src_pipeline.duckdb"):  # busy past the readers' retries
+            state = _status(cli, root)["slow_src"]
+            text = cli("pipeline", "status", "-s", "slow_src", cwd=root).stdout
+        assert state["ledger"] == "ok", state
+        [live] = state["runs"]
+        assert live["status"] == "running" and live["run_id"] == row["run_id"]
+        assert live["pid"] == proc.pid and live["trigger_source"] == row["trigger_source"]
+        assert "database file is busy" in state["note"]
+        assert "running" in text and "database file is busy" in text and "unreadable" not in text
+    finally:
+        (root.parent / "slow_src.release").write_text("go")
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    state = _status(cli, root)["slow_src"]
+    assert state["runs"][0]["status"] == "completed" and "note" not in state
+    with _file_held(root / "slow_src_pipeline.duckdb"):  # busy, but no live run: no guess
+        state = _status(cli, root)["slow_src"]
+    assert state["ledger"] == "unreadable" and state["runs"] == []
 
 
 @pytest.mark.parametrize("flag", ["failed", "stale"])

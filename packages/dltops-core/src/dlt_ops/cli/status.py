@@ -93,6 +93,8 @@ def render_blocks(statuses: list[SourceStatus], now: datetime, heartbeat_s: floa
             for run in s.runs:
                 _add_run(table, run, is_abandoned(run, now, heartbeat_s), now)
             out.append(table)
+        if s.note:
+            out.append(Line((("  ", None), ("ℹ", "cyan"), (f" {s.note}", None))))
         out.append("")
     return out[:-1]
 
@@ -111,6 +113,7 @@ def render_json(statuses: list[SourceStatus], now: datetime, heartbeat_s: float)
             "source": s.source,
             "ledger": s.ledger,
             "error": s.error,
+            **({"note": s.note} if s.note else {}),
             "runs": [
                 {**r.as_json(), "abandoned": is_abandoned(r, now, heartbeat_s)} for r in s.runs
             ],

@@ -15,9 +15,7 @@ from datetime import datetime, timedelta
 import structlog
 
 from dlt_ops.config import ProjectConfig
-from dlt_ops.destinations import (
-    resolve_destination,
-)
+from dlt_ops.destinations import ResolvedDestination, resolve_destination
 from dlt_ops.errors import DltOpsError, LedgerUnreadableError
 from dlt_ops.ledger.model import RunRecord, RunStatus, summarize_error
 from dlt_ops.ledger.readers import SessionPool, source_ledger
@@ -39,6 +37,8 @@ class SourceStatus:
     ledger: str  # ok | missing | unreadable | unsupported
     error: str | None = None
     runs: list[RunRecord] = field(default_factory=list)
+    #: why only part of the ledger is shown (a single-writer file held by a live run)
+    note: str | None = None
 
 
 def is_abandoned(run: RunRecord, now: datetime, heartbeat_seconds: float) -> bool:
@@ -92,10 +92,53 @@ def _one(
         runs = reader.read_runs(LedgerQuery(**{**query.__dict__, "source": source}))  # type: ignore[attr-defined]
     except Exception as exc:  # status diagnoses a broken ledger, it never dies on one
         log.debug("status.read_failed", source=source, sink=name, error=summarize_error(exc))
+        live = _live_run_holding_the_file(registry, config, where, source, query)
+        if live is not None:
+            return live
         return SourceStatus(source, "unreadable", summarize_error(exc))
     if runs is None:
         return SourceStatus(source, "missing")
     return SourceStatus(source, "ok", runs=runs)
+
+
+def _live_run_holding_the_file(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    where: ResolvedDestination,
+    source: str,
+    query: LedgerQuery,
+) -> SourceStatus | None:
+    """A single-writer database stays busy while dlt loads into it, longer than a reader waits.
+    The run holding it left a note in its lock file: while that process lives, show the run as
+    ``running`` from the note (the history shows again once the run lets go of the file)."""
+    from dlt_ops.destinations import load_adapter
+    from dlt_ops.project.run_locks import live_note, lock_file
+
+    if query.resource is not None or query.status not in (None, RunStatus.running):
+        return None  # the note cannot say which resource a run is scoped to
+    try:
+        if not load_adapter(registry, where.engine).capabilities.single_writer:
+            return None
+    except DltOpsError:
+        return None
+    note = live_note(lock_file(config, where, source))
+    if note is None or note.run_id is None or note.started_at is None:
+        return None
+    if query.since is not None and note.started_at < query.since:
+        return None
+    _, _, backfill = note.holder.partition("backfill:")  # chunks share the lock as backfill:<id>
+    run = RunRecord(
+        pipeline_name=where.pipeline_name, source_section=source, resource_name=None,
+        destination=where.engine, dataset=where.dataset, run_id=note.run_id, dlt_run_id=None,
+        backfill_id=backfill or None, trigger_source=note.trigger or "-",
+        started_at=note.started_at, completed_at=None, status=RunStatus.running,
+        records_extracted=None, records_loaded=None, error_summary=None,
+        host=note.host, pid=note.pid,
+        heartbeat_at=utcnow(),
+    )  # fmt: skip
+    return SourceStatus(source, "ok", runs=[run], note=(
+        f"the database file is busy: run {note.run_id[:12]} (pid {note.pid}) holds it; older "
+        f"runs show once it lets go"))  # fmt: skip
 
 
 def unreadable(statuses: Iterable[SourceStatus]) -> list[SourceStatus]:

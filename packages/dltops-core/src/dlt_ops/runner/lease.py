@@ -21,7 +21,6 @@ last of them (or for the shared lease to expire, should a member die without lea
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import threading
@@ -39,6 +38,7 @@ import structlog
 from dlt_ops.adapters import Column, ColumnType, Statement, TableSpec
 from dlt_ops.clock import utcnow
 from dlt_ops.errors import DestinationError, DltOpsError
+from dlt_ops.project.run_locks import LockNote, lock_file, read_note
 
 if TYPE_CHECKING:
     from dlt_ops.adapters import DestinationSession
@@ -98,8 +98,6 @@ RELEASE = Statement(
 POLL_S = 0.25
 #: The lease term is this many heartbeats: a holder misses two renewals before it can be taken.
 TERM_HEARTBEATS = 3
-#: Where core-tier and single-writer lock files live, under the project's ``.dlt-ops``.
-LOCKS_DIR = "locks"
 
 
 class LeaseBusyError(DltOpsError):
@@ -272,8 +270,8 @@ class FileLease:
     holder dies, so there is nothing to reclaim and no expiry.
     """
 
-    def __init__(self, path: Path, token: str, run_id: str) -> None:
-        self.path, self.token, self.run_id = path, token, run_id
+    def __init__(self, path: Path, token: str, run_id: str, trigger: str | None = None) -> None:
+        self.path, self.token, self.run_id, self.trigger = path, token, run_id, trigger
         self._file: IO[str] | None = None
 
     def try_acquire(self) -> LeaseHolder | None:
@@ -293,26 +291,16 @@ class FileLease:
         self._file = handle
         # a plain run writes its note; a shared lock keeps the first member's
         if not shared or handle.tell() == 0:
-            note = {"holder": self.token, "run_id": self.run_id,
-                    "host": socket.gethostname(), "pid": os.getpid()}  # fmt: skip
+            note = LockNote.for_this_process(self.token, self.run_id, self.trigger)
             handle.seek(0)
             handle.truncate()
-            handle.write(json.dumps(note))
+            handle.write(note.to_text())
             handle.flush()
         return None
 
     def _holder(self) -> LeaseHolder:
-        try:
-            note = json.loads(self.path.read_text(encoding="utf-8") or "{}")
-        except (OSError, ValueError):
-            note = {}
-        return LeaseHolder(
-            str(note.get("holder") or "another process"),
-            note.get("run_id"),
-            note.get("host"),
-            note.get("pid"),
-            None,
-        )
+        note = read_note(self.path)
+        return LeaseHolder(note.holder, note.run_id, note.host, note.pid, None)
 
     def release(self) -> None:
         if self._file is not None:
@@ -321,13 +309,6 @@ class FileLease:
 
 
 # -- the run's lease ----------------------------------------------------------------------------
-
-
-def lock_file(config: ProjectConfig, where: ResolvedDestination, source: str) -> Path:
-    """The core-tier lock file of ``source`` in ``where``."""
-    from dlt_ops.runner.pipeline import STATE_DIR
-
-    return config.root / STATE_DIR / LOCKS_DIR / where.engine / where.dataset / f"{source}.lock"
 
 
 def _uses_file_lock(registry: PluginRegistry, where: ResolvedDestination, full_tier: bool) -> bool:
@@ -349,16 +330,19 @@ def source_lease(
     run_id: str,
     wait: float | None = None,
     shared_by: str | None = None,
+    trigger: str | None = None,
 ) -> Iterator[None]:
     """Hold ``source``'s lease in ``where`` while the block runs.
 
     ``wait``: ``None`` refuses at once when another run holds it (:class:`LeaseBusyError`),
     a number of seconds waits that long, ``math.inf`` waits for good. ``shared_by`` (a
-    backfill id) shares the lease with that backfill's other chunks.
+    backfill id) shares the lease with that backfill's other chunks. ``trigger`` is noted in a
+    lock file, for ``status`` to show while the database file is busy.
     """
     token = f"{SHARED_PREFIX}{shared_by}" if shared_by else new_holder_token()
     if _uses_file_lock(registry, where, full_tier):
-        lease: FileLease | TableLease = FileLease(lock_file(config, where, source), token, run_id)
+        path = lock_file(config, where, source)
+        lease: FileLease | TableLease = FileLease(path, token, run_id, trigger)
         session = None
     else:
         from dlt_ops.destinations import open_session

@@ -11,13 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import ResolvedDestination, connection_target
+from dlt_ops.project.model import STATE_DIR
 
 if TYPE_CHECKING:
     from dlt_ops.adapters import DestinationAdapter
     from dlt_ops.runner.progress import ProgressSink
 
-#: dlt-ops' local state lives here, inside the project (git-ignored by ``init``).
-STATE_DIR = ".dlt-ops"
 
 
 def pipelines_dir(root: Path) -> Path:

@@ -353,7 +353,7 @@ def _lease(
                 registry, config, prepared.where, source=request.source,
                 full_tier=prepared.full_tier, run_id=run_id,
                 wait=math.inf if request.backfill_id else request.wait,
-                shared_by=request.backfill_id,
+                shared_by=request.backfill_id, trigger=request.trigger_source,
             ))  # fmt: skip
         except DestinationError as exc:
             yield exc
