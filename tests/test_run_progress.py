@@ -57,12 +57,12 @@ def test_piped_run_shows_no_progress_unless_asked(project, templates, cli) -> No
     assert json.loads(as_json.stdout)["status"] == "completed"
 
 
-def test_terminal_gets_a_live_line_on_stderr(project, templates) -> None:  # noqa: ANN001
-    root = project(CONFIG, {"events_src": templates["events"]})
+def _run_on_a_terminal(root: Path, *args: str) -> tuple[subprocess.Popen[str], str, str]:
+    """``pipeline run`` with stderr on a pseudo-terminal: (process, stdout, what the tty saw)."""
     leader, follower = pty.openpty()
     env = {**os.environ, "RUNTIME__DLTHUB_TELEMETRY": "false"}
     proc = subprocess.Popen(
-        [sys.executable, "-c", CLI, "pipeline", "run", "-s", "events_src", "-y"],
+        [sys.executable, "-c", CLI, "pipeline", "run", *args],
         cwd=root, env=env, stdout=subprocess.PIPE, stderr=follower, text=True,
     )  # fmt: skip
     os.close(follower)
@@ -77,7 +77,30 @@ def test_terminal_gets_a_live_line_on_stderr(project, templates) -> None:  # noq
         seen += chunk
     stdout, _ = proc.communicate(timeout=120)
     os.close(leader)
-    assert proc.returncode == 0, seen.decode(errors="replace")
-    text = seen.decode(errors="replace")
+    return proc, stdout, seen.decode(errors="replace")
+
+
+def test_terminal_gets_a_live_line_on_stderr(project, templates) -> None:  # noqa: ANN001
+    root = project(CONFIG, {"events_src": templates["events"]})
+    proc, stdout, text = _run_on_a_terminal(root, "-s", "events_src", "-y")
+    assert proc.returncode == 0, text
     assert "\rextract · " in text and "\rload · " in text, text  # one line, redrawn
     assert "progress:" not in text and "extract" not in stdout
+
+
+def test_quiet_prints_only_errors(project, templates, cli) -> None:  # noqa: ANN001
+    root = project(CONFIG, {"events_src": templates["events"], "bad_src": templates["raising"]})
+    proc, stdout, seen = _run_on_a_terminal(root, "-s", "events_src", "-y", "--quiet")
+    assert proc.returncode == 0, seen
+    assert stdout == "" and seen == ""  # no block, progress, log line, receipt or ✓ line
+    status = json.loads(cli("pipeline", "status", "--json", cwd=root).stdout)
+    assert {s["source"]: s["runs"][0]["status"] for s in status if s["runs"]} == {
+        "events_src": "completed"
+    }
+    proc, stdout, seen = _run_on_a_terminal(root, "-s", "bad_src", "-y", "-q")
+    assert proc.returncode == 1 and stdout == ""
+    lines = seen.splitlines()
+    assert lines[-1].startswith("error: ") and "Pipeline configuration" not in seen
+    assert all("error" in line for line in lines), lines  # the log alert sink's error, then ours
+    no_yes = cli("pipeline", "run", "-s", "events_src", "-q", cwd=root)
+    assert no_yes.returncode == 2 and "--yes" in no_yes.stderr

@@ -97,3 +97,15 @@ def configure_logging(fmt: LogFormat = LogFormat.auto, *, debug: bool = False) -
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+
+
+def only_warnings() -> None:
+    """From now on log only warnings and errors (a command's ``--quiet``); ``--debug`` wins.
+
+    Call it before the command logs anything: a logger caches its level on first use.
+    """
+    root = logging.getLogger()
+    if root.level <= logging.DEBUG:
+        return
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    root.setLevel(logging.WARNING)

@@ -157,6 +157,15 @@ def run(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the run's ledger row as JSON on stdout.")
     ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Print only errors: no configuration block, progress, receipt or success line "
+            "(the exit code and the ledger row say how it went). Needs -y.",
+        ),
+    ] = False,
     root: RootOption = None,
 ) -> None:
     """Run one source: ledger row, preflight, extract, normalize, load."""
@@ -167,6 +176,10 @@ def run(
     from dlt_ops.runner.run import RunFailedError, RunRequest, execute_run, prepare_for
     from dlt_ops.runner.window import window_from_options
 
+    if quiet:
+        from dlt_ops.log import only_warnings
+
+        only_warnings()
     state: AppState = ctx.obj.with_root(root)
     config = state.project()
     window = window_from_options(start, end)
@@ -179,12 +192,15 @@ def run(
         run_id=run_id,
         wait=_wait_seconds(wait, wait_timeout),
         drop_pending=drop_pending,
-        progress=(display := run_progress(progress, as_json=as_json)),
+        progress=(display := run_progress(progress, as_json=as_json or quiet)),
     )
+    if quiet and not yes:
+        raise UsageError("--quiet asks nothing: pass -y/--yes with it.")
     if not yes and not sys.stdin.isatty():
         raise UsageError("not a terminal: pass -y/--yes to run without confirmation.")
     prepared = prepare_for(state.registry(), config, request)  # refusals: exit 2, nothing written
-    typer.echo(_configuration_block(request, prepared), err=True)
+    if not quiet:
+        typer.echo(_configuration_block(request, prepared), err=True)
     if not yes and not typer.confirm("Start pipeline?", default=True, err=True):
         typer.echo("Aborted: nothing was run.", err=True)
         raise typer.Exit(0)  # declining is a choice, not a failure
@@ -204,11 +220,12 @@ def run(
                 "interrupted: the run's ledger row was ended as failed."
             ) from None
     record = outcome.record
-    _print_reports(outcome)
+    if not quiet:
+        _print_reports(outcome)
     if as_json:
         typer.echo(json.dumps(record.as_json(), indent=2))
     if outcome.ok:
-        if not as_json:
+        if not as_json and not quiet:
             loaded = record.records_loaded if record.records_loaded is not None else "?"
             typer.echo(f"✓ run {record.run_id} completed: {loaded} record(s) loaded")
         return
