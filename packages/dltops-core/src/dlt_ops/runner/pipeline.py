@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from dlt_ops.runner.progress import ProgressSink
 
 
-
 def pipelines_dir(root: Path) -> Path:
     """dlt's working directories for this project's pipelines (never ``~/.dlt``)."""
     return root / STATE_DIR / "pipelines"
