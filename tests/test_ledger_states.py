@@ -86,6 +86,46 @@ def test_duckdb_states(project, templates, cli) -> None:  # noqa: ANN001
     assert "! ledger unsupported: destination 'filesystem' has no DestinationAdapter" in text
 
 
+LANES = """
+[dlt_ops]
+default_destination = "duckdb"
+default_dataset = "ds"
+
+[sources.a_src.dlt_ops]
+schedule = "@daily"
+
+[sources.b_src.dlt_ops]
+schedule = "@daily"
+
+[sources.c_src.dlt_ops]
+schedule = "@daily"
+
+[sources.d_src.dlt_ops]
+schedule = "@daily"
+"""
+
+
+def test_status_reads_many_databases_side_by_side(project, templates, cli) -> None:  # noqa: ANN001
+    # one DuckDB file per source: each is read on its own lane, the answer keeps source order
+    names = ("a_src", "b_src", "c_src", "d_src")
+    root = project(LANES, {name: templates["events"] for name in names})
+    ran = {}
+    for name in ("c_src", "a_src", "b_src"):
+        proc = cli("pipeline", "run", "-s", name, "-y", "--json", cwd=root)
+        assert proc.returncode == 0, proc.stderr
+        ran[name] = json.loads(proc.stdout)["run_id"]
+    proc = cli("pipeline", "status", "--json", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [s["source"] for s in doc] == list(names)
+    for state in doc[:3]:
+        assert state["ledger"] == "ok"
+        assert [(r["source_section"], r["run_id"]) for r in state["runs"]] == [
+            (state["source"], ran[state["source"]])
+        ]
+    assert doc[3]["ledger"] == "missing" and doc[3]["runs"] == []
+
+
 def test_postgres_states(project, templates, cli, postgres_database) -> None:  # noqa: ANN001
     root = project(POSTGRES, {"events_src": templates["events"]})
     env = {"DESTINATION__POSTGRES__CREDENTIALS": postgres_database.dlt_url}

@@ -69,7 +69,8 @@ def resolve_credentials(
     environ: Mapping[str, str] | None = None,
 ) -> Credentials:
     """The credentials dlt would resolve for ``engine`` in this project, or ``None``."""
-    env = os.environ if environ is None else environ
+    # one plain copy: each lookup scans every key, and os.environ decodes them on every scan
+    env = dict(os.environ if environ is None else environ)
     secrets = read_toml_cached(root / ".dlt" / "secrets.toml")
     config = read_toml_cached(root / ".dlt" / "config.toml")
     providers = [

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 import structlog
 
@@ -53,6 +54,10 @@ def _unsupported_message(engine: str) -> str:
     return f"destination '{engine}' has no DestinationAdapter (core mode)"
 
 
+#: Ledgers read side by side (each database's reads stay on one thread, in source order).
+READ_THREADS = 4
+
+
 def collect_status(
     registry: PluginRegistry,
     config: ProjectConfig,
@@ -62,19 +67,62 @@ def collect_status(
     dataset: str | None = None,
 ) -> list[SourceStatus]:
     """Read each source's ledger (in ``dataset`` when given, overriding the config); never
-    raises over a broken ledger."""
+    raises over a broken ledger.
+
+    Sources whose ledgers live in different databases are read on up to :data:`READ_THREADS`
+    threads (a project of many sources, each with its own file, is mostly waiting on opens and
+    queries that release the GIL); sources sharing a database share its session and one thread.
+    Plugins are loaded first, on this thread, so no lookup races another.
+    """
+    names = sorted(sources)
     with SessionPool(registry, config) as pool:
-        return [_one(registry, config, pool, source, query, dataset) for source in sorted(sources)]
+        planned = [_plan(registry, config, pool, source, dataset) for source in names]
+        lanes: dict[tuple[str, str, str], list[int]] = {}
+        for index, plan in enumerate(planned):
+            if not isinstance(plan, SourceStatus):
+                lanes.setdefault(plan.session_key, []).append(index)
+        results: list[SourceStatus | None] = [
+            plan if isinstance(plan, SourceStatus) else None for plan in planned
+        ]
+
+        def read_lane(indexes: list[int]) -> None:
+            for index in indexes:
+                plan = planned[index]
+                assert not isinstance(plan, SourceStatus)
+                results[index] = _read(registry, config, plan, query)
+
+        if len(lanes) <= 1:
+            for indexes in lanes.values():
+                read_lane(indexes)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(min(READ_THREADS, len(lanes))) as pool_of_threads:
+                list(pool_of_threads.map(read_lane, lanes.values()))
+    return [status for status in results if status is not None]
 
 
-def _one(
+@dataclass(frozen=True)
+class _Planned:
+    """A source whose ledger is to be read: where, with which sink, over which session."""
+
+    source: str
+    where: ResolvedDestination
+    sink: str
+    reader: Any
+    session_key: tuple[str, str, str]
+
+
+def _plan(
     registry: PluginRegistry,
     config: ProjectConfig,
     pool: SessionPool,
     source: str,
-    query: LedgerQuery,
-    dataset: str | None = None,
-) -> SourceStatus:
+    dataset: str | None,
+) -> SourceStatus | _Planned:
+    """Everything before the read: a final status when there is nothing to read."""
+    from dlt_ops.destinations import load_adapter
+
     try:
         where = resolve_destination(config, source, dataset)
     except DltOpsError as exc:
@@ -89,10 +137,23 @@ def _one(
         )
     name, reader = readers[0]
     try:
-        runs = reader.read_runs(LedgerQuery(**{**query.__dict__, "source": source}))  # type: ignore[attr-defined]
+        key = pool.key(where)
+        if ledger.full_tier:
+            load_adapter(registry, where.engine)  # loaded here, not on a reading thread
+    except DltOpsError as exc:
+        return SourceStatus(source, "unreadable", summarize_error(exc))
+    return _Planned(source, where, name, reader, key)
+
+
+def _read(
+    registry: PluginRegistry, config: ProjectConfig, plan: _Planned, query: LedgerQuery
+) -> SourceStatus:
+    source = plan.source
+    try:
+        runs = plan.reader.read_runs(LedgerQuery(**{**query.__dict__, "source": source}))
     except Exception as exc:  # status diagnoses a broken ledger, it never dies on one
-        log.debug("status.read_failed", source=source, sink=name, error=summarize_error(exc))
-        live = _live_run_holding_the_file(registry, config, where, source, query)
+        log.debug("status.read_failed", source=source, sink=plan.sink, error=summarize_error(exc))
+        live = _live_run_holding_the_file(registry, config, plan.where, source, query)
         if live is not None:
             return live
         return SourceStatus(source, "unreadable", summarize_error(exc))
