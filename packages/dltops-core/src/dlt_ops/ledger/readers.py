@@ -5,7 +5,9 @@ Shared by ``status``, ``runs show|list``, ``runs prune`` and ``backfill show``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from dlt_ops.adapters import ConnectionTarget, DestinationSession, check_identifier
 from dlt_ops.config import ProjectConfig
@@ -18,6 +20,40 @@ from dlt_ops.destinations import (
 from dlt_ops.ledger.build import build_sinks
 from dlt_ops.ledger.sinks import LedgerSink
 from dlt_ops.plugins import PluginRegistry
+
+_R = TypeVar("_R")
+
+#: Ledgers in different databases are read side by side on at most this many threads.
+READ_THREADS = 4
+
+
+def map_by_database(lanes: Sequence[Hashable], work: Callable[[int], _R]) -> list[_R]:
+    """``work(i)`` for each index of ``lanes``, in order of the answer; indexes sharing a lane
+    (a database session: see :meth:`SessionPool.key`) run one after another on one thread,
+    different lanes on up to :data:`READ_THREADS` threads.
+
+    Reading many per-source databases is mostly waiting on opens and queries that release the
+    GIL. Callers load the plugins they need first, on their own thread, so no lookup races
+    another; a session never leaves its lane's thread.
+    """
+    grouped: dict[Hashable, list[int]] = {}
+    for index, lane in enumerate(lanes):
+        grouped.setdefault(lane, []).append(index)
+    results: dict[int, _R] = {}
+
+    def run_lane(indexes: list[int]) -> None:
+        for index in indexes:
+            results[index] = work(index)
+
+    if len(grouped) <= 1:
+        for indexes in grouped.values():
+            run_lane(indexes)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(READ_THREADS, len(grouped))) as threads:
+            list(threads.map(run_lane, grouped.values()))
+    return [results[index] for index in range(len(lanes))]
 
 
 class SessionPool:

@@ -19,7 +19,7 @@ from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import ResolvedDestination, resolve_destination
 from dlt_ops.errors import DltOpsError, LedgerUnreadableError
 from dlt_ops.ledger.model import RunRecord, RunStatus, summarize_error
-from dlt_ops.ledger.readers import SessionPool, source_ledger
+from dlt_ops.ledger.readers import SessionPool, map_by_database, source_ledger
 from dlt_ops.ledger.sinks import LedgerQuery
 from dlt_ops.ledger.writer import utcnow
 from dlt_ops.plugins import PluginRegistry
@@ -54,10 +54,6 @@ def _unsupported_message(engine: str) -> str:
     return f"destination '{engine}' has no DestinationAdapter (core mode)"
 
 
-#: Ledgers read side by side (each database's reads stay on one thread, in source order).
-READ_THREADS = 4
-
-
 def collect_status(
     registry: PluginRegistry,
     config: ProjectConfig,
@@ -67,39 +63,16 @@ def collect_status(
     dataset: str | None = None,
 ) -> list[SourceStatus]:
     """Read each source's ledger (in ``dataset`` when given, overriding the config); never
-    raises over a broken ledger.
-
-    Sources whose ledgers live in different databases are read on up to :data:`READ_THREADS`
-    threads (a project of many sources, each with its own file, is mostly waiting on opens and
-    queries that release the GIL); sources sharing a database share its session and one thread.
-    Plugins are loaded first, on this thread, so no lookup races another.
-    """
-    names = sorted(sources)
+    raises over a broken ledger. Ledgers in different databases are read side by side
+    (:func:`~dlt_ops.ledger.readers.map_by_database`)."""
     with SessionPool(registry, config) as pool:
-        planned = [_plan(registry, config, pool, source, dataset) for source in names]
-        lanes: dict[tuple[str, str, str], list[int]] = {}
-        for index, plan in enumerate(planned):
-            if not isinstance(plan, SourceStatus):
-                lanes.setdefault(plan.session_key, []).append(index)
-        results: list[SourceStatus | None] = [
-            plan if isinstance(plan, SourceStatus) else None for plan in planned
-        ]
-
-        def read_lane(indexes: list[int]) -> None:
-            for index in indexes:
-                plan = planned[index]
-                assert not isinstance(plan, SourceStatus)
-                results[index] = _read(registry, config, plan, query)
-
-        if len(lanes) <= 1:
-            for indexes in lanes.values():
-                read_lane(indexes)
-        else:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(min(READ_THREADS, len(lanes))) as pool_of_threads:
-                list(pool_of_threads.map(read_lane, lanes.values()))
-    return [status for status in results if status is not None]
+        planned = [_plan(registry, config, pool, source, dataset) for source in sorted(sources)]
+        to_read = [p for p in planned if isinstance(p, _Planned)]
+        read = iter(map_by_database(
+            [p.session_key for p in to_read],
+            lambda i: _read(registry, config, to_read[i], query),
+        ))  # fmt: skip
+        return [p if isinstance(p, SourceStatus) else next(read) for p in planned]
 
 
 @dataclass(frozen=True)

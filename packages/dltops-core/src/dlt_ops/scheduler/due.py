@@ -7,8 +7,10 @@ it closes is ``[previous fire, slot)``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import structlog
 
@@ -50,23 +52,44 @@ RECENT = 20
 def recent_runs(registry: PluginRegistry, config: ProjectConfig, source: str) -> list[RunRecord]:
     """The source's newest ledger rows (any status, any trigger), newest first, from every
     readable sink of its ledger; empty when it never ran (or no ledger can be read)."""
-    from dlt_ops.destinations import resolve_destination
-    from dlt_ops.ledger.readers import SessionPool, source_ledger
+    return recent_runs_of(registry, config, [source])[source]
+
+
+def recent_runs_of(
+    registry: PluginRegistry, config: ProjectConfig, sources: Sequence[str]
+) -> dict[str, list[RunRecord]]:
+    """:func:`recent_runs` of every source, their databases read side by side."""
+    from dlt_ops.destinations import load_adapter, resolve_destination
+    from dlt_ops.ledger.readers import SessionPool, map_by_database, source_ledger
+
+    with SessionPool(registry, config) as pool:
+        ledgers = []
+        for source in sources:  # plugins load here, on this thread
+            where = resolve_destination(config, source, None)
+            ledger = source_ledger(registry, config, where, pool)
+            if ledger.full_tier:
+                load_adapter(registry, where.engine)
+            ledgers.append((source, ledger, pool.key(where)))
+        found = map_by_database(
+            [key for _, _, key in ledgers],
+            lambda i: _read_recent(ledgers[i][0], ledgers[i][1].with_method("read_runs")),
+        )
+    return {source: runs for (source, _, _), runs in zip(ledgers, found, strict=True)}
+
+
+def _read_recent(source: str, sinks: list[tuple[str, Any]]) -> list[RunRecord]:
     from dlt_ops.ledger.sinks import LedgerQuery
 
-    where = resolve_destination(config, source, None)
     found: dict[str, RunRecord] = {}
-    with SessionPool(registry, config) as pool:
-        ledger = source_ledger(registry, config, where, pool)
-        for name, sink in ledger.with_method("read_runs"):
-            try:
-                rows = sink.read_runs(LedgerQuery(source=source, limit=RECENT)) or []  # type: ignore[attr-defined]
-            except Exception as exc:  # a missing database or table: nothing ran there yet
-                log.debug("scheduler.ledger_unread", source=source, sink=name, error=str(exc))
-                continue
-            for row in rows:
-                if row.started_at is not None:
-                    found.setdefault(row.run_id, row)
+    for name, sink in sinks:
+        try:
+            rows = sink.read_runs(LedgerQuery(source=source, limit=RECENT)) or []
+        except Exception as exc:  # a missing database or table: nothing ran there yet
+            log.debug("scheduler.ledger_unread", source=source, sink=name, error=str(exc))
+            continue
+        for row in rows:
+            if row.started_at is not None:
+                found.setdefault(row.run_id, row)
     return sorted(found.values(), key=lambda r: _utc(r.started_at) or _EPOCH, reverse=True)
 
 
@@ -78,13 +101,30 @@ def _utc(value: datetime | None) -> datetime | None:
 
 def due(registry: PluginRegistry, config: ProjectConfig, source: str, now: datetime) -> Due | None:
     """``source`` when it is due at ``now``, else ``None``."""
-    cron = schedule_of(config, source)
-    if cron is None:
-        return None
-    slot = cron.previous(now)
-    if slot is None:
-        return None
-    runs = recent_runs(registry, config, source)
+    return all_due(registry, config, [source], now)[0]
+
+
+def all_due(
+    registry: PluginRegistry, config: ProjectConfig, sources: Sequence[str], now: datetime
+) -> list[Due | None]:
+    """:func:`due` of every source, in order; the ledgers of those whose schedule fired are
+    read side by side."""
+    slots: dict[str, tuple[Cron, datetime]] = {}
+    for source in sources:
+        cron = schedule_of(config, source)
+        slot = cron.previous(now) if cron is not None else None
+        if cron is not None and slot is not None:
+            slots[source] = (cron, slot)
+    runs = recent_runs_of(registry, config, list(slots)) if slots else {}
+    return [
+        _due_after(config, source, *slots[source], runs[source]) if source in slots else None
+        for source in sources
+    ]
+
+
+def _due_after(
+    config: ProjectConfig, source: str, cron: Cron, slot: datetime, runs: list[RunRecord]
+) -> Due | None:
     last = _utc(runs[0].started_at) if runs else None
     if last is not None and last >= slot:
         return None

@@ -26,7 +26,7 @@ from dlt_ops.clock import utcnow
 from dlt_ops.config import ProjectConfig
 from dlt_ops.errors import DltOpsError
 from dlt_ops.plugins import PluginRegistry
-from dlt_ops.scheduler.due import Due, due, schedule_of
+from dlt_ops.scheduler.due import Due, all_due, due, schedule_of
 
 log = structlog.get_logger(__name__)
 
@@ -70,7 +70,7 @@ def run_due(
 ) -> list[Tick]:
     """One pass: run every source due at ``now``; at most ``max_parallel`` at a time."""
     now = now or utcnow()
-    dues = [d for s in scheduled_sources(config) if (d := due(registry, config, s, now))]
+    dues = [d for d in all_due(registry, config, scheduled_sources(config), now) if d]
     for d in dues:
         log.info("scheduler.due", source=d.source, schedule=d.schedule, slot=d.slot.isoformat(),
                  last_started=d.last_started.isoformat() if d.last_started else None)  # fmt: skip
