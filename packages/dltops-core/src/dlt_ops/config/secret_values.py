@@ -133,11 +133,31 @@ def watch_dlt_secrets() -> None:
 
 
 def _remember_trace(trace: Any) -> None:
-    from dlt.common.configuration import is_secret_hint
-
-    if trace.value is not None and (is_secret_hint(trace.hint) or _from_secrets(trace)):
+    if trace.value is not None and (_is_secret_hint(trace.hint) or _from_secrets(trace)):
         for value in _secret_values(trace.value):
             remember_secret(value)
+
+
+#: ``is_secret_hint`` per hint: dlt resolves the same few hints many thousand times a run
+#: (every page of a checkpointed extract), and unwrapping a typing hint is not free
+_secret_hint_cache: dict[Any, bool] = {}
+
+
+def _is_secret_hint(hint: Any) -> bool:
+    try:
+        return _secret_hint_cache[hint]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable hint: asked every time
+        return _dlt_is_secret_hint(hint)
+    found = _secret_hint_cache[hint] = _dlt_is_secret_hint(hint)
+    return found
+
+
+def _dlt_is_secret_hint(hint: Any) -> bool:
+    from dlt.common.configuration import is_secret_hint
+
+    return bool(is_secret_hint(hint))
 
 
 def _read_secret_providers() -> None:

@@ -112,15 +112,23 @@ def installed_entry_points() -> list[EntryPoint]:
     ]
 
 
-def _source_for(ep: EntryPoint) -> PluginSource:
+def _source_for(ep: EntryPoint, names: dict[int, tuple[str, str]] | None = None) -> PluginSource:
+    """``ep`` as a plugin source; ``names`` remembers each distribution's name and version
+    (importlib parses a distribution's METADATA file again on every ``.name``/``.version``)."""
     dist = getattr(ep, "dist", None)
+    name = version = None
+    if dist is not None:
+        known = names.get(id(dist)) if names is not None else None
+        if known is None:
+            metadata = dist.metadata
+            known = (metadata["Name"], metadata["Version"])
+            if names is not None:
+                names[id(dist)] = known
+        name, version = known
     return PluginSource(
-        kind=ep.group[len(GROUP_PREFIX) :],
-        name=ep.name,
-        value=ep.value,
-        dist=dist.name if dist is not None else None,
-        version=dist.version if dist is not None else None,
-    )
+        kind=ep.group[len(GROUP_PREFIX) :], name=ep.name, value=ep.value, dist=name,
+        version=version,
+    )  # fmt: skip
 
 
 def _same_plugin(a: PluginSource, b: PluginSource) -> bool:
@@ -170,8 +178,9 @@ class PluginRegistry:
         self._plugins: list[_Plugin] = []
         self._seen: set[tuple[str, str, str, str | None]] = set()
         self.unknown_kinds: list[PluginSource] = []
+        names: dict[int, tuple[str, str]] = {}
         for ep in eps:
-            self._add_source(_source_for(ep))
+            self._add_source(_source_for(ep, names))
         self._registrations: list[Registration] = []
         self._called: set[tuple[int, str]] = set()
         self.failures: list[PluginFailure] = []
