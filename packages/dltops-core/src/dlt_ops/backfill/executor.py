@@ -12,6 +12,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -97,6 +98,9 @@ class ChunkWorker:
         self.prepared = prepared
         self.lock = LoadLock(state, LOAD_LOCK, options.lease)
         self.failed = False
+        #: The working dir of the chunk this worker completed last, kept until the next one
+        #: completes: the next chunk starts from its state and schemas (``seed_from_sibling``).
+        self._seed: Path | None = None
 
     def run(self) -> None:
         """Walk the plan once; stop at the first failed chunk unless ``continue_on_error``."""
@@ -117,6 +121,12 @@ class ChunkWorker:
         finally:
             keeper.close()
             self.lock.release()
+            self._drop_seed()
+
+    def _drop_seed(self) -> None:
+        if self._seed is not None:
+            shutil.rmtree(self._seed, ignore_errors=True)
+            self._seed = None
 
     def run_one(self, chunk: Chunk) -> bool:
         """Claim and run this one chunk (an orchestrator's mapped task); ``False`` when it
@@ -127,6 +137,7 @@ class ChunkWorker:
         finally:
             keeper.close()
             self.lock.release()
+            self._drop_seed()
 
     def _emit(self, kind: str, chunk: Chunk, **fields: Any) -> None:
         self.emit(ChunkEvent(kind, chunk.index, worker=self.state.token, **fields))
@@ -168,16 +179,17 @@ class ChunkWorker:
                     self._emit("lost", chunk, attempt=attempt, error=str(exc))
                     return True
                 self._emit("completed", chunk, attempt=attempt, records=records)
-                shutil.rmtree(
-                    self.plan.working_dir(self.config.root, self.state.session.dataset, chunk),
-                    ignore_errors=True,
-                )
+                self._drop_seed()  # the next chunk starts from this one's state instead
+                self._seed = self._working_dir(chunk)
                 return True
             error = outcome.record.error_summary or "failed"
             self.state.mark_failed(bid, cid, error)
             last = attempt == self.options.max_attempts
             self._emit("failed" if last else "retrying", chunk, attempt=attempt, error=error)
         return False
+
+    def _working_dir(self, chunk: Chunk) -> Path:
+        return self.plan.working_dir(self.config.root, self.state.session.dataset, chunk)
 
     def _close_dead_attempt(self, chunk: Chunk, reason: str) -> None:
         from dlt_ops.backfill.attempts import close_abandoned_attempts
@@ -201,7 +213,8 @@ class ChunkWorker:
             trigger_source="backfill",
             run_id=chunk.run_id,
             backfill_id=self.plan.backfill_id,
-            working_dir=self.plan.working_dir(self.config.root, self.state.session.dataset, chunk),
+            working_dir=self._working_dir(chunk),
+            seed_state_from=self._seed,
             load_guard=self.lock.hold,
         )
         try:

@@ -58,6 +58,10 @@ class RunRequest:
     backfill_id: str | None = None
     #: dlt working directory override (backfill gives each chunk its own).
     working_dir: Path | None = None
+    #: A working directory whose run just completed against the same destination and dataset
+    #: (the backfill's previous chunk): a new ``working_dir`` starts from its state and schemas
+    #: instead of restoring them from the destination (see ``runner/working_dir.py``).
+    seed_state_from: Path | None = None
     #: Adapter-gated features the caller engages (e.g. ``("backfill",)``), for the preflight.
     engaged_features: tuple[str, ...] = ()
     #: Wraps ``pipeline.load()`` (backfill: a lock so concurrent chunks load one at a time).

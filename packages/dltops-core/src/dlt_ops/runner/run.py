@@ -50,7 +50,7 @@ from dlt_ops.runner.packages import (
 from dlt_ops.runner.pipeline import build_pipeline, project_environment, working_base
 from dlt_ops.runner.prepare import PreparedRun, prepare_run
 from dlt_ops.runner.window import Window
-from dlt_ops.runner.working_dir import repair_interrupted_commits
+from dlt_ops.runner.working_dir import repair_interrupted_commits, seed_from_sibling
 
 if TYPE_CHECKING:
     from dlt.common.pipeline import LoadInfo
@@ -455,6 +455,9 @@ def _execute(
     gates = [g for f in prepared.gate_factories if (g := f.gate(ctx, source)) is not None]
     base = request.working_dir or working_base(config.root, ctx.where)
     state.dropped = check_working_dir(base / ctx.pipeline_name, drop=request.drop_pending)
+    seeded = request.seed_state_from is not None and seed_from_sibling(
+        base / ctx.pipeline_name, request.seed_state_from / ctx.pipeline_name
+    )
     pipeline = build_pipeline(
         config, request.source, ctx.where,
         working_dir=request.working_dir, adapter=report.destination.adapter,
@@ -468,8 +471,9 @@ def _execute(
         source = gate.attach(source)
         state.gates.append(gate)
     # as pipeline.run does: restore state (incremental cursors) from the destination when the
-    # working dir is new or behind, e.g. a fresh CI runner or a backfill chunk's own dir
-    pipeline.sync_destination()
+    # working dir is new or behind, e.g. a fresh CI runner or a retried backfill chunk's dir
+    if not seeded:
+        pipeline.sync_destination()
     with _interval(request.window), active_run(ctx):
         # explicit steps so gates can judge the run's package between extract and load
         state.phase = RunPhase.extract

@@ -39,3 +39,31 @@ def repair_interrupted_commits(working_dir: Path) -> list[str]:
                 "it removed this copy; the committed package is kept and loads once",
             )
     return sorted(set(repaired))
+
+
+#: What a pipeline's working dir holds of its own state: the rest is packages and traces
+_STATE_PARTS = ("state.json", "schemas")
+
+
+def seed_from_sibling(working_dir: Path, sibling: Path) -> bool:
+    """Start a *new* working dir from a sibling's state and schemas; ``True`` when seeded.
+
+    A backfill runs its chunks one after another, each in its own working dir; the previous
+    chunk's dir holds exactly what it just loaded (its state and schemas are the destination's
+    as of that load), so copying them is what restoring from the destination would give,
+    without two queries and a connection per chunk. A dir that exists already (a retried
+    chunk's pending package) is never touched: that run restores from the destination.
+    """
+    if working_dir.exists() or not (sibling / "state.json").is_file():
+        return False
+    staging = working_dir.with_name(working_dir.name + ".seeding")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for part in _STATE_PARTS:
+        source = sibling / part
+        if source.is_dir():
+            shutil.copytree(source, staging / part)
+        elif source.is_file():
+            shutil.copy2(source, staging / part)
+    staging.rename(working_dir)  # all or nothing: a half-copied dir is never used
+    return True
