@@ -11,6 +11,7 @@ if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" = 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-uv run --no-sync pytest --cov --cov-report=term "$@"
+# Two workers (pytest-xdist; one per core here), a test file's tests together on one worker.
+uv run --no-sync pytest -n auto --dist loadfile --cov --cov-report=term "$@"
 # Type checking: mypy over the four packages, configured in the root pyproject.toml (zero errors).
 uv run --no-sync mypy

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 FIGURES: list[Figures] = []
+FIGURES_PROPERTY = "fault_figures"
 #: Fixed seed so CI runs the same trials every time; override to explore (FAULTS_SEED=...).
 SEED = int(os.environ.get("FAULTS_SEED", "20261130"))
 
@@ -65,7 +66,8 @@ def figures(request: pytest.FixtureRequest) -> Iterator[Figures]:
     family = Path(str(request.node.fspath)).stem.removeprefix("test_")
     fig = Figures(family=family, scenario=request.node.name.removeprefix("test_"))
     yield fig
-    FIGURES.append(fig)
+    # through the test's report, so the figures reach the summary from pytest-xdist workers too
+    request.node.user_properties.append((FIGURES_PROPERTY, asdict(fig)))
 
 
 @pytest.fixture
@@ -79,6 +81,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.faults)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when != "teardown":
+        return
+    for name, value in report.user_properties:
+        if name == FIGURES_PROPERTY:
+            FIGURES.append(Figures(**value))
 
 
 def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
