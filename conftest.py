@@ -41,3 +41,20 @@ def _isolated_process_state(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN202
     structlog.reset_defaults()
     os.environ.clear()
     os.environ.update(saved)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "teardown":  # the fault suite's figures (tests/faults/figures.py)
+        from tests.faults.figures import collect
+
+        collect(report.user_properties)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
+    from tests.faults.figures import summary_lines
+
+    lines = summary_lines()
+    if lines:
+        terminalreporter.section("fault-injection figures")
+        for line in lines:
+            terminalreporter.write_line(line)
