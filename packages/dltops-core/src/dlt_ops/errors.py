@@ -46,9 +46,10 @@ class UnknownConfigKeyError(ConfigError):
 
     def __init__(self, messages: Sequence[str]) -> None:
         self.messages = tuple(messages)
+        joined = "; ".join(self.messages)
+        ended = joined if joined.endswith((".", "?", "!")) else joined + "."
         super().__init__(
-            "; ".join(self.messages) + ". Fix .dlt/config.toml (`dlt-ops pipeline validate` "
-            "lists every finding)."
+            f"{ended} Fix .dlt/config.toml (`dlt-ops pipeline validate` lists every finding)."
         )
 
 
