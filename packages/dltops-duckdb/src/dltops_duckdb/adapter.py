@@ -36,11 +36,13 @@ def database_path(target: ConnectionTarget) -> str:
     return str(path if path.is_absolute() else target.project_root / path)
 
 
-# information_schema lists every attached catalog: scope it to the connection's own one
+# DuckDB's own catalog function answers as information_schema.columns does (same names and type
+# spellings) in half the time, which status pays once per source; every attached catalog is
+# listed, so scope it to the connection's own one
 _COLUMNS = Statement(
-    "SELECT column_name, data_type FROM information_schema.columns "
-    "WHERE table_catalog = current_database() AND table_schema = ? AND table_name = ? "
-    "ORDER BY ordinal_position"
+    "SELECT column_name, data_type FROM duckdb_columns() "
+    "WHERE database_name = current_database() AND schema_name = ? AND table_name = ? "
+    "ORDER BY column_index"
 )
 
 
