@@ -68,10 +68,15 @@ class SessionPool:
     ) -> None:
         self.registry, self.config, self.read_only = registry, config, read_only
         self._open: dict[tuple[str, str, str], DestinationSession | BaseException] = {}
+        self._keys: dict[ResolvedDestination, tuple[str, str, str]] = {}
 
     def key(self, where: ResolvedDestination) -> tuple[str, str, str]:
-        """Sources sharing engine, dataset and credentials share one session."""
-        return self._key(connection_target(self.config, where), where)
+        """Sources sharing engine, dataset and credentials share one session (resolved once
+        per destination: credentials are looked up in env vars and both TOML files)."""
+        key = self._keys.get(where)
+        if key is None:
+            key = self._keys[where] = self._key(connection_target(self.config, where), where)
+        return key
 
     @staticmethod
     def _key(target: ConnectionTarget, where: ResolvedDestination) -> tuple[str, str, str]:
@@ -137,3 +142,13 @@ def source_ledger(
         open_session=lambda: pool.get(where), names=names,
     )  # fmt: skip
     return SourceLedger(where, full_tier, sinks)
+
+
+def reading_lane(
+    registry: PluginRegistry, pool: SessionPool, ledger: SourceLedger
+) -> tuple[str, str, str]:
+    """The lane a ledger's reads take in :func:`map_by_database` (its session key). The adapter
+    is loaded here, on the calling thread, so no reading thread loads a plugin."""
+    if ledger.full_tier:
+        load_adapter(registry, ledger.where.engine)
+    return pool.key(ledger.where)

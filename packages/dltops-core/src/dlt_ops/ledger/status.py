@@ -19,7 +19,7 @@ from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import ResolvedDestination, resolve_destination
 from dlt_ops.errors import DltOpsError, LedgerUnreadableError
 from dlt_ops.ledger.model import RunRecord, RunStatus, summarize_error
-from dlt_ops.ledger.readers import SessionPool, map_by_database, source_ledger
+from dlt_ops.ledger.readers import SessionPool, map_by_database, reading_lane, source_ledger
 from dlt_ops.ledger.sinks import LedgerQuery
 from dlt_ops.ledger.writer import utcnow
 from dlt_ops.plugins import PluginRegistry
@@ -94,8 +94,6 @@ def _plan(
     dataset: str | None,
 ) -> SourceStatus | _Planned:
     """Everything before the read: a final status when there is nothing to read."""
-    from dlt_ops.destinations import load_adapter
-
     try:
         where = resolve_destination(config, source, dataset)
     except DltOpsError as exc:
@@ -110,12 +108,10 @@ def _plan(
         )
     name, reader = readers[0]
     try:
-        key = pool.key(where)
-        if ledger.full_tier:
-            load_adapter(registry, where.engine)  # loaded here, not on a reading thread
+        lane = reading_lane(registry, pool, ledger)
     except DltOpsError as exc:
         return SourceStatus(source, "unreadable", summarize_error(exc))
-    return _Planned(source, where, name, reader, key)
+    return _Planned(source, where, name, reader, lane)
 
 
 def _read(

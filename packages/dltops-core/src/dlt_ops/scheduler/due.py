@@ -59,17 +59,15 @@ def recent_runs_of(
     registry: PluginRegistry, config: ProjectConfig, sources: Sequence[str]
 ) -> dict[str, list[RunRecord]]:
     """:func:`recent_runs` of every source, their databases read side by side."""
-    from dlt_ops.destinations import load_adapter, resolve_destination
-    from dlt_ops.ledger.readers import SessionPool, map_by_database, source_ledger
+    from dlt_ops.destinations import resolve_destination
+    from dlt_ops.ledger.readers import SessionPool, map_by_database, reading_lane, source_ledger
 
     with SessionPool(registry, config) as pool:
         ledgers = []
-        for source in sources:  # plugins load here, on this thread
+        for source in sources:
             where = resolve_destination(config, source, None)
             ledger = source_ledger(registry, config, where, pool)
-            if ledger.full_tier:
-                load_adapter(registry, where.engine)
-            ledgers.append((source, ledger, pool.key(where)))
+            ledgers.append((source, ledger, reading_lane(registry, pool, ledger)))
         found = map_by_database(
             [key for _, _, key in ledgers],
             lambda i: _read_recent(ledgers[i][0], ledgers[i][1].with_method("read_runs")),
