@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from dlt_ops import __version__
-from dlt_ops.cli import rich_help
+from dlt_ops.cli import help_format
 from dlt_ops.cli.lazy import Entry, lazy_group
 from dlt_ops.cli.state import AppState
 
@@ -50,8 +50,7 @@ COMMANDS = (
     ),
 )
 
-rich_help.install()  # help and usage errors render without rich's markdown machinery
-rich_help.plain_metavars()  # `SOURCE`, not typer's `{source}`, in usage lines
+help_format.plain_metavars()  # `SOURCE`, not typer's `{source}`, in usage lines
 
 app = typer.Typer(
     name="dlt-ops",
@@ -59,6 +58,7 @@ app = typer.Typer(
     no_args_is_help=True,
     help="Operations layer for dlt pipelines: runs ledger, checkpoints, backfill, assertions.",
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: see dlt_ops.cli.help_format
     add_completion=True,
 )
 

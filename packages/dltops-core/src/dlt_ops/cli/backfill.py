@@ -7,13 +7,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from dlt_ops.cli.help_format import PlainHelpGroup
 from dlt_ops.cli.state import AppState, RootOption
 from dlt_ops.tables import Column, Table
 
 if TYPE_CHECKING:
     from dlt_ops.backfill.state import ChunkRow
 
-backfill_app = typer.Typer(no_args_is_help=True, help="Inspect backfills and their chunks.")
+backfill_app = typer.Typer(
+    cls=PlainHelpGroup, no_args_is_help=True, help="Inspect backfills and their chunks."
+)
 
 
 def _rows(

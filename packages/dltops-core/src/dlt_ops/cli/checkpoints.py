@@ -13,10 +13,12 @@ from typing import Annotated, Any
 
 import typer
 
+from dlt_ops.cli.help_format import PlainHelpGroup
 from dlt_ops.cli.state import AppState, RootOption
 from dlt_ops.tables import Block, Column, Table, plain
 
 checkpoints_app = typer.Typer(
+    cls=PlainHelpGroup,
     no_args_is_help=True,
     help="Inspect and clean up @with_checkpoints rows in the destination.",
 )

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperCommand
 from typer.models import CommandInfo, TyperInfo
+
+from dlt_ops.cli.help_format import PlainHelpGroup
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ class _Commands(MutableMapping[str, Any]):
         return len(self._built)
 
 
-class LazyGroup(TyperGroup):
+class LazyGroup(PlainHelpGroup):
     """A ``TyperGroup`` over :attr:`entries`; build one with :func:`lazy_group`."""
 
     entries: ClassVar[tuple[Entry, ...]] = ()

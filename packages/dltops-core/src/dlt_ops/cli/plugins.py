@@ -7,12 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from dlt_ops.cli.help_format import PlainHelpGroup
 from dlt_ops.cli.state import AppState
 
 if TYPE_CHECKING:
     from dlt_ops.plugins import PluginRegistry
 
-plugins_app = typer.Typer(no_args_is_help=True, help="Inspect installed dlt-ops plugins.")
+plugins_app = typer.Typer(
+    cls=PlainHelpGroup, no_args_is_help=True, help="Inspect installed dlt-ops plugins."
+)
 
 
 def _registry(ctx: typer.Context) -> PluginRegistry:

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from dlt_ops.cli.help_format import PlainHelpGroup
 from dlt_ops.cli.state import AppState, RootOption
 
 DatasetOption = Annotated[
@@ -15,7 +16,9 @@ DatasetOption = Annotated[
     typer.Option("--dataset", "-d", help="Read the ledger in this dataset, overriding the config."),
 ]
 
-runs_app = typer.Typer(no_args_is_help=True, help="Work with the runs ledger across sources.")
+runs_app = typer.Typer(
+    cls=PlainHelpGroup, no_args_is_help=True, help="Work with the runs ledger across sources."
+)
 
 
 @runs_app.command("prune")

@@ -7,10 +7,13 @@ from typing import Annotated
 
 import typer
 
+from dlt_ops.cli.help_format import PlainHelpGroup
 from dlt_ops.cli.state import AppState, RootOption
 
 schedule_app = typer.Typer(
-    no_args_is_help=True, help="Write the project's schedules for cron or a CI system."
+    cls=PlainHelpGroup,
+    no_args_is_help=True,
+    help="Write the project's schedules for cron or a CI system.",
 )
 
 

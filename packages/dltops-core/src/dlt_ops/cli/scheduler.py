@@ -9,13 +9,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from dlt_ops.cli.help_format import PlainHelpGroup
 from dlt_ops.cli.state import AppState, RootOption
 
 if TYPE_CHECKING:
     from dlt_ops.scheduler.service import Tick
 
 scheduler_app = typer.Typer(
-    no_args_is_help=True, help="Run the project's schedules on this machine (y-scheduler)."
+    cls=PlainHelpGroup,
+    no_args_is_help=True,
+    help="Run the project's schedules on this machine (y-scheduler).",
 )
 
 
