@@ -18,9 +18,9 @@ PACKAGE_ROOT = Path(dlt_ops.__file__).parent
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(names.split())
     for names in (
-        "errors redact clock cron liveness jsonl tables working_state",
+        "errors redact log clock cron liveness jsonl tables working_state",
         "plugins",
-        "config adapters log dlt_schema",
+        "config adapters dlt_schema",
         "destinations secrets alerts triggers",
         "project doctor",
         "validate",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
+from dlt_ops.log import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def is_unreachable(exc: BaseException) -> bool:

@@ -19,8 +19,6 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-import structlog
-
 from dlt_ops.adapters import (
     Capabilities,
     ColumnInfo,
@@ -31,11 +29,12 @@ from dlt_ops.adapters import (
     check_identifier,
 )
 from dlt_ops.errors import DestinationError, DestinationUnreachableError, DltOpsError
+from dlt_ops.log import get_logger
 from dltops_bigquery import _cost, _params
 from dltops_bigquery._auth import google_credentials, settings_for
 from dltops_bigquery._connection import BigQueryConnection, is_unreachable
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class BigQueryAdapter(SqlAdapterBase):

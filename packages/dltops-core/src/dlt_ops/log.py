@@ -3,40 +3,31 @@
 Logs go to stderr: a console renderer on a TTY, JSON lines otherwise or with
 ``--log-format json``. dlt's stdlib logging is routed through the same processors, and every
 string a log line carries passes through secret redaction.
+
+structlog is imported on first use, not at start-up: it costs ~45 ms (it imports asyncio), and
+most ``pipeline status`` or ``runs list`` calls never log. :func:`configure_logging` only
+records the settings and installs three things that apply them the moment they are needed:
+
+- :func:`get_logger` hands out loggers that import structlog on their first call;
+- the stdlib root logger gets a handler whose formatter builds structlog's on its first record;
+- an import hook configures structlog right after *anyone* imports it, so a plugin or source
+  that calls ``structlog.get_logger()`` itself logs to stderr, redacted, like our own code.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from enum import StrEnum
+from importlib.machinery import ModuleSpec, PathFinder
 from types import ModuleType
 from typing import Any
 
 from dlt_ops.redact import redact
-
-
-def _import_structlog() -> ModuleType:
-    """Import structlog without letting it pull in rich (~40 ms per CLI process).
-
-    structlog imports rich only to render pretty tracebacks, which we do not use; hiding rich
-    while structlog's modules load makes it fall back to plain tracebacks. rich stays fully
-    importable afterwards (typer renders ``--help`` with it).
-    """
-    if "structlog" in sys.modules:
-        return sys.modules["structlog"]
-    hide = "rich" not in sys.modules
-    if hide:
-        sys.modules["rich"] = None  # type: ignore[assignment]
-    try:
-        import structlog
-    finally:
-        if hide:
-            del sys.modules["rich"]
-    return structlog
-
-
-structlog = _import_structlog()
 
 
 class LogFormat(StrEnum):
@@ -45,6 +36,79 @@ class LogFormat(StrEnum):
     auto = "auto"
     console = "console"
     json = "json"
+
+
+@dataclass
+class _Settings:
+    use_json: bool
+    colors: bool
+    level: int
+
+
+_settings: _Settings | None = None  # set by configure_logging; None: structlog's defaults
+_applied = False
+_lock = threading.RLock()
+
+
+@contextmanager
+def _without_rich() -> Iterator[None]:
+    """While structlog loads, rich is not importable: structlog imports it (~40 ms) only for
+    pretty tracebacks, which we do not use. rich stays importable afterwards."""
+    hide = "rich" not in sys.modules
+    if hide:
+        sys.modules["rich"] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if hide:
+            del sys.modules["rich"]
+
+
+def _import_structlog() -> ModuleType:
+    if "structlog" not in sys.modules:
+        with _without_rich():
+            import structlog  # noqa: F401
+    return sys.modules["structlog"]
+
+
+def _structlog() -> ModuleType:
+    """structlog, imported and (when the CLI asked for it) configured."""
+    structlog = _import_structlog()
+    if _settings is not None and not _applied:
+        _apply(structlog)
+    return structlog
+
+
+def get_logger(name: str) -> Any:
+    """A structlog logger for ``name`` that imports structlog on its first call."""
+    return _LazyLogger(name)
+
+
+class _LazyLogger:
+    __slots__ = ("_logger", "_name")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._logger: Any = None
+
+    def __getattr__(self, attribute: str) -> Any:  # info, warning, bind, ...
+        if self._logger is None and _below_level(attribute):
+            return _drop  # a debug line at info level need not load structlog to be dropped
+        if self._logger is None:
+            self._logger = _structlog().get_logger(self._name)
+        return getattr(self._logger, attribute)
+
+
+_METHOD_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO}
+
+
+def _below_level(method: str) -> bool:
+    settings = _settings
+    return settings is not None and _METHOD_LEVELS.get(method, logging.CRITICAL) < settings.level
+
+
+def _drop(*args: Any, **kwargs: Any) -> None:
+    return None
 
 
 def _scrub(value: Any) -> Any:
@@ -61,42 +125,106 @@ _SECRET_KEYS = frozenset({"password", "passwd", "pwd", "secret", "token", "priva
 
 
 def _redact_strings(_: Any, __: str, event: dict[str, Any]) -> dict[str, Any]:
-    return {k: _scrub(v) for k, v in event.items()}
+    scrubbed: dict[str, Any] = _scrub(event)  # keys at every level: log.info(..., token=...)
+    return scrubbed
 
 
-def configure_logging(fmt: LogFormat = LogFormat.auto, *, debug: bool = False) -> None:
-    """Configure structlog and the stdlib root logger for one CLI process."""
-    use_json = fmt == LogFormat.json or (fmt == LogFormat.auto and not sys.stderr.isatty())
-    renderer: Any = (
-        structlog.processors.JSONRenderer()
-        if use_json
-        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
-    )
-    shared: list[Any] = [
-        structlog.contextvars.merge_contextvars,
-        structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-        _redact_strings,
-    ]
-    if use_json:
-        shared.append(structlog.processors.format_exc_info)
-    level = logging.DEBUG if debug else logging.INFO
-    structlog.configure(
-        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
-        logger_factory=structlog.stdlib.LoggerFactory(),
-        wrapper_class=structlog.make_filtering_bound_logger(level),
-        cache_logger_on_first_use=True,
-    )
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(
-        structlog.stdlib.ProcessorFormatter(
+def _apply(structlog: ModuleType) -> None:
+    """Configure structlog and the root handler's formatter from :data:`_settings`; once."""
+    global _applied
+    with _lock:
+        if _applied or _settings is None:
+            return
+        settings = _settings
+        renderer: Any = (
+            structlog.processors.JSONRenderer()
+            if settings.use_json
+            else structlog.dev.ConsoleRenderer(colors=settings.colors)
+        )
+        shared: list[Any] = [
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            _redact_strings,
+        ]
+        if settings.use_json:
+            shared.append(structlog.processors.format_exc_info)
+        structlog.configure(
+            processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+            logger_factory=structlog.stdlib.LoggerFactory(),
+            wrapper_class=structlog.make_filtering_bound_logger(settings.level),
+            cache_logger_on_first_use=True,
+        )
+        _handler.formatter = structlog.stdlib.ProcessorFormatter(
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
             foreign_pre_chain=[structlog.stdlib.add_logger_name, *shared],
         )
-    )
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level)
+        _applied = True
+
+
+class _FormatOnFirstRecord(logging.Formatter):
+    """Stands in for structlog's formatter until a stdlib record (dlt's, a driver's) arrives."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        _structlog()  # replaces this formatter on the handler
+        formatter = _handler.formatter
+        if formatter is self or formatter is None:  # no settings: plain, still redacted
+            return redact(super().format(record))
+        return formatter.format(record)
+
+
+#: the root logger's handler; a new one per configure_logging (tests swap sys.stderr)
+_handler: logging.Handler = logging.NullHandler()
+
+
+class _ConfigureOnImport:
+    """A ``sys.meta_path`` finder: whoever imports structlog first gets it configured."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname != "structlog":
+            return None
+        spec = PathFinder.find_spec(fullname, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _ConfiguringLoader(spec.loader)  # type: ignore[assignment]
+        return spec
+
+
+class _ConfiguringLoader:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        with _without_rich():
+            self.inner.exec_module(module)
+        _apply(module)
+
+
+_FINDER = _ConfigureOnImport()
+
+
+def configure_logging(fmt: LogFormat = LogFormat.auto, *, debug: bool = False) -> None:
+    """Set how structlog and the stdlib root logger render, for one CLI process."""
+    global _settings, _applied, _handler
+    tty = sys.stderr.isatty()
+    use_json = fmt == LogFormat.json or (fmt == LogFormat.auto and not tty)
+    level = logging.DEBUG if debug else logging.INFO
+    with _lock:
+        _settings = _Settings(use_json=use_json, colors=tty, level=level)
+        _applied = False
+        _handler = logging.StreamHandler(sys.stderr)
+        _handler.setFormatter(_FormatOnFirstRecord())
+        root = logging.getLogger()
+        root.handlers[:] = [_handler]
+        root.setLevel(level)
+        if "structlog" in sys.modules:
+            _apply(sys.modules["structlog"])
+        elif _FINDER not in sys.meta_path:
+            sys.meta_path.insert(0, _FINDER)
 
 
 def only_warnings() -> None:
@@ -107,5 +235,12 @@ def only_warnings() -> None:
     root = logging.getLogger()
     if root.level <= logging.DEBUG:
         return
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     root.setLevel(logging.WARNING)
+    with _lock:
+        if _settings is not None:
+            _settings.level = logging.WARNING
+        if _applied:
+            structlog = sys.modules["structlog"]
+            structlog.configure(
+                wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING)
+            )

@@ -17,9 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import structlog
-
 from dlt_ops.errors import BackfillNotCoveredError, DltOpsError
+from dlt_ops.log import get_logger
 
 if TYPE_CHECKING:
     from dlt_ops.backfill.plan import BackfillPlan
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.runner.window import Window
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 __all__ = ["check_backfill", "run_backfill_chunk", "run_source", "seed_backfill"]
 

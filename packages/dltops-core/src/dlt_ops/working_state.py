@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import structlog
+from dlt_ops.log import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 TRACE_FILE = "trace.pickle"  # dlt.pipeline.trace.TRACE_FILE_NAME
 

@@ -18,8 +18,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
-import structlog
-
 from dlt_ops.adapters import (
     Capabilities,
     ColumnType,
@@ -28,6 +26,7 @@ from dlt_ops.adapters import (
     TableSpec,
 )
 from dlt_ops.errors import DestinationError, DestinationUnreachableError, DltOpsError
+from dlt_ops.log import get_logger
 from dlt_ops.redact import redact
 from dltops_postgres.credentials import describe, libpq_params
 
@@ -35,7 +34,7 @@ from dltops_postgres.credentials import describe, libpq_params
 #: certificates) rather than a server that cannot be reached
 _SETTINGS_PROBLEM = re.compile(r"invalid \w+ value|\bSSL\b|certificate|sslmode", re.IGNORECASE)
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class PostgresAdapter(SqlAdapterBase):

@@ -13,8 +13,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
-import structlog
-
 from dlt_ops.adapters.model import (
     Capabilities,
     ColumnInfo,
@@ -26,9 +24,10 @@ from dlt_ops.adapters.model import (
 from dlt_ops.adapters.protocol import DestinationAdapter
 from dlt_ops.adapters.statements import Statement
 from dlt_ops.errors import DestinationError, DltOpsError
+from dlt_ops.log import get_logger
 from dlt_ops.redact import redact
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _COLUMNS = Statement(
     "SELECT column_name, data_type FROM information_schema.columns "

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import structlog
-
 from dlt_ops.alerts.model import ALERT_SINK, Alert, AlertSink, AlertSinkContext
+from dlt_ops.log import get_logger
 from dlt_ops.redact import redact
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.plugins import PluginRegistry
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 KIND = "alert_sink"
 #: ``[dlt_ops] alert_sinks`` unset: alerts go to the log.

@@ -20,13 +20,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import structlog
-
 from dlt_ops.assertions.model import AssertionSpec, OnFailure
 from dlt_ops.assertions.quarantine import Rejected, params_json, row_json
 from dlt_ops.errors import AssertionTypeCrashedError
+from dlt_ops.log import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 WARN_LOG_LIMIT = 5
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import structlog
 from dlt.extract.items_transform import BaseItemTransform, ItemTransform
 
 from dlt_ops.assertions.checks import check_specs, load_type, plugin_label, resolve_predicate
@@ -22,6 +21,7 @@ from dlt_ops.assertions.engine import Entry, ResourceEngine
 from dlt_ops.assertions.model import ParsedAssertions, parse_assertions
 from dlt_ops.assertions.quarantine import QuarantineWriter
 from dlt_ops.errors import AssertionConfigError, AssertionFailedError
+from dlt_ops.log import get_logger
 from dlt_ops.runner.gates import GateSummary, ResourceVerdicts
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from dlt_ops.runner.context import RunContext
     from dlt_ops.runner.prepare import PreparedRun
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def _as_row(item: Any) -> Mapping[str, Any]:

@@ -14,15 +14,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
 from dlt_ops.adapters import Column, ColumnType, Statement, TableSpec
 from dlt_ops.errors import QuarantineWriteError
+from dlt_ops.log import get_logger
 
 if TYPE_CHECKING:
     from dlt_ops.adapters import DestinationSession
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 REJECTED_TABLE_NAME = "_dlt_rejected"
 _T, _TS = ColumnType.TEXT, ColumnType.TIMESTAMPTZ

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import structlog
-
 from dlt_ops.ledger.build import build_sinks
 from dlt_ops.ledger.model import RunStatus, summarize_error
 from dlt_ops.ledger.writer import utcnow
+from dlt_ops.log import get_logger
 
 if TYPE_CHECKING:
     from dlt_ops.backfill.state import BackfillState
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
     from dlt_ops.destinations import ResolvedDestination
     from dlt_ops.plugins import PluginRegistry
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def close_abandoned_attempts(

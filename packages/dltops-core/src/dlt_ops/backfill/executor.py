@@ -15,13 +15,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
 from dlt_ops.backfill.lease import LeaseKeeper, LoadLock
 from dlt_ops.backfill.plan import BackfillPlan, Chunk
 from dlt_ops.backfill.state import BackfillState, ChunkStatus
 from dlt_ops.errors import LeaseLostError
 from dlt_ops.ledger import summarize_error
+from dlt_ops.log import get_logger
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
     from dlt_ops.runner.model import RunOutcome
     from dlt_ops.runner.prepare import PreparedRun
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 LOAD_LOCK = "load"
 

@@ -19,14 +19,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
-import structlog
-
 from dlt_ops.adapters import Column, ColumnType, Statement, TableSpec
 from dlt_ops.backfill.state import BackfillState, utcnow
 from dlt_ops.errors import BackfillStateError, DestinationError
 from dlt_ops.liveness import holder_gone
+from dlt_ops.log import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 LOCKS_TABLE_NAME = "_dlt_backfill_locks"
 LOCKS_TABLE = TableSpec(

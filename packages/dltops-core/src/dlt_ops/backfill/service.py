@@ -25,13 +25,14 @@ from dlt_ops.backfill.plan import BackfillPlan
 from dlt_ops.backfill.session import open_state
 from dlt_ops.backfill.state import ChunkRow, ChunkStatus, utcnow
 from dlt_ops.errors import PreflightError
+from dlt_ops.log import get_logger
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.runner.prepare import PreparedRun
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def new_token() -> str:

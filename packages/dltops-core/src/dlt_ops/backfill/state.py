@@ -19,16 +19,15 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-import structlog
-
 from dlt_ops.adapters import Column, ColumnType, DestinationSession, Statement, TableSpec
 from dlt_ops.backfill.plan import BackfillPlan, Chunk
 from dlt_ops.clock import utcnow
 from dlt_ops.errors import BackfillStateError, DestinationError, LeaseLostError
 from dlt_ops.liveness import holder_gone
+from dlt_ops.log import get_logger
 from dlt_ops.redact import redact
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 TABLE_NAME = "_dlt_backfills"
 ERROR_MAX = 500

@@ -29,11 +29,12 @@ import structlog
 from dlt_ops.backfill.executor import BackfillOptions, ChunkEvent, ChunkWorker, Emit
 from dlt_ops.backfill.plan import WORKDIR, BackfillPlan
 from dlt_ops.errors import BackfillError, DltOpsError
+from dlt_ops.log import get_logger
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def _spec(

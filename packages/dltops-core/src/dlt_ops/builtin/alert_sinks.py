@@ -14,15 +14,14 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-import structlog
-
 from dlt_ops import hookimpl
 from dlt_ops.alerts.model import Alert, AlertSinkContext, AlertSinkFactory
 from dlt_ops.errors import ConfigError
+from dlt_ops.log import get_logger
 from dlt_ops.plugins import Register
 from dlt_ops.redact import redact
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class LogAlertSink:

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import structlog
-
 from dlt_ops import hookimpl
+from dlt_ops.log import get_logger
 from dlt_ops.redact import redact
 from dlt_ops.runner.gates import GateSummary, merged_verdicts
 
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
     from dlt_ops.runner.model import RunOutcome
     from dlt_ops.runner.prepare import PreparedRun
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class CountingGate:

@@ -16,8 +16,6 @@ import inspect
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-import structlog
-
 from dlt_ops.adapters import check_identifier
 from dlt_ops.checkpoints.manager import CheckpointManager
 from dlt_ops.checkpoints.table import (
@@ -29,8 +27,9 @@ from dlt_ops.checkpoints.table import (
     isolation_run_id,
     serialize_value,
 )
+from dlt_ops.log import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 

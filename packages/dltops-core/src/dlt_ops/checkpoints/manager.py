@@ -22,8 +22,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from dlt_ops.adapters import DestinationSession
 from dlt_ops.checkpoints.table import (
     ACTIVE,
@@ -37,9 +35,10 @@ from dlt_ops.checkpoints.table import (
 from dlt_ops.checkpoints.writer import CheckpointWriter
 from dlt_ops.clock import utcnow
 from dlt_ops.errors import CheckpointStateError, UnregisteredDestinationError
+from dlt_ops.log import get_logger
 from dlt_ops.redact import redact
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 FEATURE = "checkpoints (@with_checkpoints)"
 

@@ -17,13 +17,12 @@ import functools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-import structlog
-
 from dlt_ops.checkpoints.decorator import OPTIONS_ATTR, checkpointed_pages
 from dlt_ops.checkpoints.table import DEFAULT_TABLE
+from dlt_ops.log import get_logger
 from dlt_ops.project.incrementals import ORIGINAL_GEN_ATTR
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _RECIPE = "docs/checkpoints.md#rest_api-resources"
 

@@ -15,13 +15,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from dlt_ops.adapters import DestinationSession, Statement, check_identifier
 from dlt_ops.checkpoints.table import ACTIVE, COLUMNS, COMPLETED, DEFAULT_TABLE
 from dlt_ops.errors import UnregisteredDestinationError, UsageError
+from dlt_ops.log import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,11 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import structlog
-
 from dlt_ops.adapters import DestinationSession, Statement
+from dlt_ops.log import get_logger
 from dlt_ops.redact import redact
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: How long ``flush`` waits for a stuck writer before giving up (the run is not held hostage).
 FLUSH_TIMEOUT_S = 60.0

@@ -20,14 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
 from dlt_ops import __version__
 from dlt_ops.adapters import DestinationSession, Statement
 from dlt_ops.clean.plan import STAGING_SUFFIX, CleanPlan, RowSet
 from dlt_ops.clock import utcnow
 from dlt_ops.errors import DltOpsError, UsageError
 from dlt_ops.ledger import LedgerWriter, RunRecord, RunStatus, summarize_error
+from dlt_ops.log import get_logger
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.project import Project
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: ``error_summary`` of a clean's ledger row starts with this (it is an audit row, not a load)
 AUDIT_PREFIX = "clean: "

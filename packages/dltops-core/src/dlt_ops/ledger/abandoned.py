@@ -20,15 +20,14 @@ import os
 import socket
 from collections.abc import Callable, Sequence
 
-import structlog
-
 from dlt_ops.clock import utcnow
 from dlt_ops.ledger.model import ERROR_SUMMARY_MAX, RunRecord, RunStatus
 from dlt_ops.ledger.sinks import LedgerQuery, LedgerSink, RunReader
 from dlt_ops.liveness import pid_alive
+from dlt_ops.log import get_logger
 from dlt_ops.redact import redact
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: How many of a source's newest ``running`` rows are examined at the start of a run.
 SCAN_LIMIT = 200

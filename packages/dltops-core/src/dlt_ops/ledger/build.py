@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import structlog
-
 from dlt_ops.ledger.sinks import LEDGER_SINK, LedgerSink, LedgerSinkContext
+from dlt_ops.log import get_logger
 from dlt_ops.redact import redact
 
 if TYPE_CHECKING:
@@ -15,7 +14,7 @@ if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.plugins import PluginRegistry
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def build_sinks(

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import structlog
-
 from dlt_ops.adapters import Statement
 from dlt_ops.ledger.model import ALL_KEYS, RUNS_TABLE, RUNS_TABLE_NAME, RunRecord, RunStatus
 from dlt_ops.ledger.sinks import LedgerQuery, LedgerSinkContext
+from dlt_ops.log import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _COLS = ", ".join(ALL_KEYS)
 INSERT_RUN = Statement(

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-import structlog
-
 from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import ResolvedDestination, resolve_destination
 from dlt_ops.errors import DltOpsError, LedgerUnreadableError
@@ -22,9 +20,10 @@ from dlt_ops.ledger.model import RunRecord, RunStatus, summarize_error
 from dlt_ops.ledger.readers import SessionPool, map_by_database, reading_lane, source_ledger
 from dlt_ops.ledger.sinks import LedgerQuery
 from dlt_ops.ledger.writer import utcnow
+from dlt_ops.log import get_logger
 from dlt_ops.plugins import PluginRegistry
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: A running row whose heartbeat is older than this many intervals is probably dead.
 ABANDONED_AFTER_BEATS = 3

@@ -12,14 +12,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import structlog
-
 from dlt_ops.clock import utcnow
 from dlt_ops.ledger.model import RunRecord, RunStatus
 from dlt_ops.ledger.sinks import LedgerSink
+from dlt_ops.log import get_logger
 from dlt_ops.redact import redact
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class LedgerWriter:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import structlog
-
+from dlt_ops.log import get_logger
 from dlt_ops.project.model import (
     RESOURCE_DIR,
     SOURCE_DIR,
@@ -22,7 +21,7 @@ from dlt_ops.project.model import (
 )
 from dlt_ops.project.scan_cache import ScanCache
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def _py_files(directory: Path) -> list[Path]:

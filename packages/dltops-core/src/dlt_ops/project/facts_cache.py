@@ -25,13 +25,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from dlt_ops import __version__
+from dlt_ops.log import get_logger
 from dlt_ops.project.facts import SourceFacts
 from dlt_ops.project.model import STATE_DIR, Project, SourceInfo
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 CACHE_FILE = "validate-facts.json"
 FORMAT = 3  # 2: resource facts gained builder and window_error; 3: defaulted_fields

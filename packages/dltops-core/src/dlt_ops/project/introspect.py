@@ -15,10 +15,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import structlog
-
 from dlt_ops.config import ProjectConfig
 from dlt_ops.errors import ImportSafetyError, SourceImportError
+from dlt_ops.log import get_logger
 from dlt_ops.project.facts import SourceFacts, extract
 from dlt_ops.project.facts_cache import FactsCache, FactsKeys
 from dlt_ops.project.loader import forget_project_modules, import_source_module, use_project_dir
@@ -32,7 +31,7 @@ from dlt_ops.project.sandbox import (
 )
 from dlt_ops.redact import redact
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass

@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-import structlog
+from dlt_ops.log import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def namespace(root: Path) -> str:

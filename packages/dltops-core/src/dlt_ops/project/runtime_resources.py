@@ -15,13 +15,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import structlog
+from dlt_ops.log import get_logger
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.project.model import Project, SourceInfo
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)

@@ -27,12 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from dlt_ops import __version__
+from dlt_ops.log import get_logger
 from dlt_ops.project.model import STATE_DIR
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 CACHE_FILE = "sandbox-verdicts.json"
 DEFAULT_TIMEOUT_S = 30.0

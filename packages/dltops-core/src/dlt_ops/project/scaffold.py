@@ -11,16 +11,15 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import structlog
-
 from dlt_ops.config.root import CONFIG_RELPATH
 from dlt_ops.errors import DltOpsError, ProjectExistsError, UsageError
+from dlt_ops.log import get_logger
 from dlt_ops.project.model import RESOURCE_DIR, SOURCE_DIR
 
 if TYPE_CHECKING:
     from dlt_ops.plugins import PluginRegistry
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 DEFAULT_PIPELINE_NAME = "my_pipeline"
 EXAMPLE_SOURCE = "demo_events"

@@ -15,9 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from dlt_ops import __version__
+from dlt_ops.log import get_logger
 from dlt_ops.project.ast_scan import scan_text
 from dlt_ops.project.model import (
     STATE_DIR,
@@ -30,7 +29,7 @@ from dlt_ops.project.model import (
 )
 from dlt_ops.project.scan_codec import CacheFormatError, decode, encode
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 CACHE_NAME = "scan-cache.json"
 _FORMAT = 2  # bump when the encoding changes (2: call sites carry the helper's name)

@@ -19,10 +19,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
 from dlt_ops.clock import utcnow
 from dlt_ops.errors import DltOpsError
+from dlt_ops.log import get_logger
 from dlt_ops.reconcile.model import DriftFinding, RemovalSettings, SourceReport
 from dlt_ops.redact import redact
 
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
     from dlt_ops.project import Project
     from dlt_ops.reconcile.detect import LiveColumns
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class ReconcileError(DltOpsError):

@@ -19,12 +19,11 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-import structlog
-
 from dlt_ops.errors import DltOpsError
+from dlt_ops.log import get_logger
 from dlt_ops.runner.packages import PackageBook
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 SCHEMA_FILE = "schema.json"
 #: Where dlt keeps pending packages inside a pipeline's working directory.

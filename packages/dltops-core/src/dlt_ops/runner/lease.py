@@ -33,11 +33,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-import structlog
-
 from dlt_ops.adapters import Column, ColumnType, Statement, TableSpec
 from dlt_ops.clock import utcnow
 from dlt_ops.errors import DestinationError, DltOpsError
+from dlt_ops.log import get_logger
 from dlt_ops.project.run_locks import LockNote, lock_file, read_note
 
 if TYPE_CHECKING:
@@ -46,7 +45,7 @@ if TYPE_CHECKING:
     from dlt_ops.destinations import ResolvedDestination
     from dlt_ops.plugins import PluginRegistry
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 __all__ = [
     "LEASES_TABLE",

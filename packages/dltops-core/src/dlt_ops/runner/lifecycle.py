@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
+from dlt_ops.log import get_logger
 from dlt_ops.redact import redact
 
 if TYPE_CHECKING:
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.runner.model import RunContext, RunOutcome
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def _one_by_one(registry: PluginRegistry, hook: str) -> Iterator[tuple[str, HookCaller]]:

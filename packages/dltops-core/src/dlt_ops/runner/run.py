@@ -34,6 +34,7 @@ from dlt_ops.errors import DltOpsError
 from dlt_ops.ledger import LedgerWriter, RunRecord, RunStatus, summarize_error
 from dlt_ops.ledger.abandoned import close_dead_runs_of, close_runs_by_id
 from dlt_ops.ledger.build import build_sinks
+from dlt_ops.log import get_logger
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.runner import counts, lifecycle
 from dlt_ops.runner.context import RunContext, active_run
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
     from dlt.common.pipeline import LoadInfo
     from dlt.extract.resource import DltResource
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 __all__ = ["RunFailedError", "RunOutcome", "RunRequest", "execute_run", "prepare_for"]
 

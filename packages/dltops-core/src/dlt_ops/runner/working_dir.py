@@ -14,9 +14,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import structlog
+from dlt_ops.log import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def _ids(folder: Path) -> set[str]:

@@ -12,14 +12,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import structlog
-
 from dlt_ops.config import ProjectConfig
 from dlt_ops.cron import Cron, cron_text
 from dlt_ops.ledger import RunRecord
+from dlt_ops.log import get_logger
 from dlt_ops.plugins import PluginRegistry
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _MINUTE = timedelta(minutes=1)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

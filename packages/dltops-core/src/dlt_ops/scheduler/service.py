@@ -20,15 +20,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 
-import structlog
-
 from dlt_ops.clock import utcnow
 from dlt_ops.config import ProjectConfig
 from dlt_ops.errors import DltOpsError
+from dlt_ops.log import get_logger
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.scheduler.due import Due, all_due, due, schedule_of
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 TRIGGER_SOURCE = "y-scheduler"
 #: The loop looks again at least this often (a config change, a run started by hand).

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import structlog
-
+from dlt_ops.log import get_logger
 from dlt_ops.validate.framework import Finding, ResolvedRule, ValidationContext
 
 if TYPE_CHECKING:
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.project import Project
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 KIND = "validation_rule"
 NOT_EXEMPTABLE_HINT = "[dlt_ops.rules] import_safety = false is the only opt-out."

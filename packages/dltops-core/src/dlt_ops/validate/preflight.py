@@ -10,8 +10,6 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
 from dlt_ops.errors import (
     DltOpsError,
     IncrementalWindowError,
@@ -22,6 +20,7 @@ from dlt_ops.errors import (
     UnknownPluginError,
     UnknownRuleIdError,
 )
+from dlt_ops.log import get_logger
 from dlt_ops.validate.capability import (
     ADAPTER_GATED_FEATURES,
     DestinationCheck,
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.project import SourceInfo
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _RESERVED_ASSERTION_KEYS = {"on_failure", "custom", "max_violations", "max_violation_ratio"}
 
