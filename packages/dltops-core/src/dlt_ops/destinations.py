@@ -15,7 +15,7 @@ from dlt_ops.adapters import (
     DestinationAdapter,
     DestinationSession,
 )
-from dlt_ops.adapters.protocol import DESTINATION
+from dlt_ops.adapters.protocol import DESTINATION, SqlClient
 from dlt_ops.config import ProjectConfig
 from dlt_ops.config.credentials import resolve_credentials, resolve_destination_setting
 from dlt_ops.errors import PluginError
@@ -180,11 +180,18 @@ def open_when_free(
 ) -> DestinationSession:
     """``DestinationSession.open``; on a single-writer engine a failed open is retried for up
     to ``wait_s`` (another process may hold the file for one write), then raised."""
+    return DestinationSession(adapter, connect_when_free(adapter, target, wait_s), target.dataset)
+
+
+def connect_when_free(
+    adapter: DestinationAdapter, target: ConnectionTarget, wait_s: float = BUSY_WAIT_S
+) -> SqlClient:
+    """``adapter.connect(target)``, retried as :func:`open_when_free` describes."""
     deadline = time.monotonic() + (wait_s if adapter.capabilities.single_writer else 0.0)
     delay = 0.02
     while True:
         try:
-            return DestinationSession.open(adapter, target)
+            return adapter.connect(target)
         except Exception:
             if time.monotonic() + delay > deadline:
                 raise

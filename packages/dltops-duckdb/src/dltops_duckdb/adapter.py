@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -13,6 +15,10 @@ from dlt_ops.adapters import Capabilities, ColumnInfo, ConnectionTarget, SqlAdap
 __all__ = ["MEMORY", "DuckDBAdapter", "database_path"]
 
 MEMORY = ":memory:"
+#: a file modified more recently than this gets no content stamp: a later write could land in
+#: the same timestamp tick and leave size and mtime as they were (any later write moves the
+#: mtime past a quiet one; a tool restoring an mtime changes the ctime, which is stamped too)
+QUIET_S = 2.0
 
 
 def database_path(target: ConnectionTarget) -> str:
@@ -138,6 +144,28 @@ class DuckDBAdapter(SqlAdapterBase):
         import dlt
 
         return dlt.destinations.duckdb(credentials=database_path(target))
+
+    def content_stamp(self, target: ConnectionTarget) -> str | None:
+        """The database file's and its write-ahead log's identity, size, mtime and ctime;
+        ``None`` for memory, an absent file, or one modified in the last :data:`QUIET_S`."""
+        path = database_path(target)
+        if path == MEMORY:
+            return None
+        now, parts = time.time(), []
+        for name in (path, f"{path}.wal"):
+            try:
+                st = os.stat(name)
+            except FileNotFoundError:
+                if name == path:
+                    return None  # an absent database reads as empty without the driver anyway
+                parts.append("-")
+                continue
+            except OSError:
+                return None
+            if now - st.st_mtime < QUIET_S:
+                return None
+            parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
+        return "|".join(parts)
 
     def _open(self, target: ConnectionTarget) -> Any:
         path = database_path(target)

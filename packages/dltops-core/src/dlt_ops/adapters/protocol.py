@@ -115,6 +115,13 @@ class DestinationAdapter(Protocol):
         """
         return None
 
+    def content_stamp(self, target: ConnectionTarget) -> str | None:
+        """A fingerprint of everything a read of ``target`` could see, taken without
+        connecting, that every later write changes; ``None`` when the adapter cannot promise
+        that (now or ever). Read-only commands answer a repeated read under an unchanged stamp
+        from ``.dlt-ops/ledger-reads.json`` instead of connecting."""
+        return None
+
 
 #: What ``dlt_ops_register_destinations`` registers: usually the adapter class.
 DestinationAdapterFactory = Callable[[], DestinationAdapter]

@@ -9,17 +9,25 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from dlt_ops.adapters import ConnectionTarget, DestinationSession, check_identifier
+from dlt_ops.adapters import (
+    ConnectionTarget,
+    DestinationAdapter,
+    DestinationSession,
+    check_identifier,
+)
 from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import (
     ResolvedDestination,
+    connect_when_free,
     connection_target,
     load_adapter,
     open_when_free,
 )
 from dlt_ops.ledger.build import build_sinks
+from dlt_ops.ledger.read_cache import CACHE_NAME, ReadCache, SnapshotSession, database_key
 from dlt_ops.ledger.sinks import LedgerSink
 from dlt_ops.plugins import PluginRegistry
+from dlt_ops.project.model import STATE_DIR
 
 _R = TypeVar("_R")
 
@@ -60,7 +68,9 @@ class SessionPool:
     """Opens one session per destination+dataset+credentials, lazily, and closes them all.
 
     A failed open is remembered, so every source behind an unreachable destination fails fast
-    with the same error instead of waiting for its own connect timeout.
+    with the same error instead of waiting for its own connect timeout. A read-only pool over
+    an adapter that stamps its content answers repeated reads without connecting
+    (:mod:`dlt_ops.ledger.read_cache`).
     """
 
     def __init__(
@@ -69,6 +79,7 @@ class SessionPool:
         self.registry, self.config, self.read_only = registry, config, read_only
         self._open: dict[tuple[str, str, str], DestinationSession | BaseException] = {}
         self._keys: dict[ResolvedDestination, tuple[str, str, str]] = {}
+        self._cache = ReadCache(config.root / STATE_DIR / CACHE_NAME) if read_only else None
 
     def key(self, where: ResolvedDestination) -> tuple[str, str, str]:
         """Sources sharing engine, dataset and credentials share one session (resolved once
@@ -95,8 +106,10 @@ class SessionPool:
                     self.config, where, read_only=self.read_only,
                     setting_keys=adapter.dlt_setting_keys,
                 )  # fmt: skip
-                # a single-writer file a run holds for one ledger write: wait, then say so
-                self._open[key] = open_when_free(adapter, target)
+                self._open[key] = self._snapshot(adapter, target, key) or open_when_free(
+                    adapter,
+                    target,  # a single-writer file held for one write: wait, then say so
+                )
             except BaseException as exc:  # remembered so the next source fails fast too
                 self._open[key] = exc
         found = self._open[key]
@@ -104,11 +117,26 @@ class SessionPool:
             raise found
         return found
 
+    def _snapshot(
+        self, adapter: DestinationAdapter, target: ConnectionTarget, key: tuple[str, str, str]
+    ) -> SnapshotSession | None:
+        if self._cache is None:
+            return None
+        stamp = adapter.content_stamp(target)
+        if stamp is None:
+            return None
+        return SnapshotSession(
+            adapter, target, lambda: connect_when_free(adapter, target), self._cache,
+            database_key(key), str(stamp),
+        )  # fmt: skip
+
     def close(self) -> None:
-        """Close every session opened."""
+        """Close every session opened (and keep what was read for the next command)."""
         for session in self._open.values():
             if isinstance(session, DestinationSession):
                 session.close()
+        if self._cache is not None:
+            self._cache.save()
 
     def __enter__(self) -> SessionPool:
         return self

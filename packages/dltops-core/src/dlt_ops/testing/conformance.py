@@ -524,6 +524,21 @@ class DestinationAdapterSuite(abc.ABC):
         created = list(absent_target.project_root.iterdir())
         assert created == [], f"a read-only look created {created}"
 
+    def test_content_stamp_never_outlives_a_write(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str, target: ConnectionTarget
+    ) -> None:
+        """Read-only commands trust an unchanged stamp to mean unchanged content."""
+        reading = dataclasses.replace(target, read_only=True)
+        before = adapter.content_stamp(reading)
+        if before is None and adapter.content_stamp(reading) is None:
+            self._insert(adapter, probe, dataset, (1, "x", None, None, None))
+            after = adapter.content_stamp(reading)
+            assert after is None or isinstance(after, str)
+            return
+        assert isinstance(before, str)
+        self._insert(adapter, probe, dataset, (1, "x", None, None, None))
+        assert adapter.content_stamp(reading) != before, "a write left the content stamp as it was"
+
     # -- nested transactions ---------------------------------------------------------------------
 
     def test_nested_transaction_joins_the_outer_one(

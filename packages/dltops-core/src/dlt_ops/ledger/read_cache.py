@@ -1,0 +1,215 @@
+"""Ledger reads answered again from the last identical read while the database is unchanged.
+
+``status``, ``runs list`` and the scheduler re-read ledgers that mostly did not change since
+the last time they looked. For an embedded database file, opening it costs more than the rest
+of the command (the driver's import, a database instance, per file when there are many). An
+adapter that can fingerprint what a read would see, ``content_stamp(target)`` (optional; see
+docs/adapter-contract.md), lets a read-only session answer a query it answered before under the
+same stamp from ``.dlt-ops/ledger-reads.json``, and connect only on a miss.
+
+Correctness rests on the stamp: any write changes it, and an adapter returns none while it
+cannot be sure (a file engine: while a write could still land in the same timestamp tick).
+The stamp is taken before the read, so a write racing the read only costs a miss later. The
+file holds JSON data, never code, and no credentials: databases are keyed by a hash of the
+session key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from dlt_ops.adapters import ColumnInfo, ConnectionTarget, DestinationAdapter, DestinationSession
+from dlt_ops.adapters.protocol import SqlClient
+from dlt_ops.adapters.statements import Statement
+from dlt_ops.log import get_logger
+
+log = get_logger(__name__)
+
+CACHE_NAME = "ledger-reads.json"
+_FORMAT = 1
+#: per database, the reads kept (status, runs list, due checks: a handful of shapes)
+MAX_READS = 64
+#: databases kept; the least recently stamped go first
+MAX_DATABASES = 2000
+
+
+class _Uncacheable(Exception):
+    """A value the JSON codec does not round-trip exactly."""
+
+
+def _encode(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, datetime):
+        return {"dt": value.isoformat()}
+    if isinstance(value, date):
+        return {"d": value.isoformat()}
+    if isinstance(value, list | tuple):
+        return [_encode(v) for v in value]
+    raise _Uncacheable(type(value).__name__)
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    if isinstance(value, dict):
+        if "dt" in value:
+            return datetime.fromisoformat(value["dt"])
+        return date.fromisoformat(value["d"])
+    return value
+
+
+def database_key(session_key: object) -> str:
+    """A stable name for one database+dataset+credentials that does not reveal them."""
+    return hashlib.sha256(repr(session_key).encode()).hexdigest()[:32]
+
+
+class ReadCache:
+    """The cache file of one project: loaded on first use, written back by :meth:`save`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._databases: dict[str, dict[str, Any]] | None = None
+        self._dirty = False
+        self._lock = threading.Lock()
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        if self._databases is None:
+            try:
+                doc = json.loads(self.path.read_bytes())
+                ok = isinstance(doc, dict) and doc.get("format") == _FORMAT
+                found = doc.get("databases") if ok else None
+                self._databases = found if isinstance(found, dict) else {}
+            except (OSError, ValueError, RecursionError):
+                self._databases = {}  # none yet, or not ours: start over
+        return self._databases
+
+    def get(self, database: str, stamp: str, read: str) -> tuple[bool, Any]:
+        """``(True, value)`` when ``read`` was answered under ``stamp``, else ``(False, None)``."""
+        with self._lock:
+            entry = self._load().get(database)
+            if not isinstance(entry, dict) or entry.get("stamp") != stamp:
+                return False, None
+            reads = entry.get("reads")
+            if not isinstance(reads, dict) or read not in reads:
+                return False, None
+            return True, _decode(reads[read])
+
+    def put(self, database: str, stamp: str, read: str, value: Any) -> None:
+        """Remember ``value`` as the answer to ``read`` under ``stamp`` (a new stamp drops the
+        database's older answers)."""
+        try:
+            encoded = _encode(value)
+        except _Uncacheable:
+            return
+        with self._lock:
+            databases = self._load()
+            entry = databases.get(database)
+            if not isinstance(entry, dict) or entry.get("stamp") != stamp:
+                entry = databases[database] = {"stamp": stamp, "reads": {}}
+            reads = entry["reads"]
+            if len(reads) >= MAX_READS:
+                reads.pop(next(iter(reads)))
+            reads[read] = encoded
+            databases[database] = databases.pop(database)  # most recent last
+            while len(databases) > MAX_DATABASES:
+                databases.pop(next(iter(databases)))
+            self._dirty = True
+
+    def save(self) -> None:
+        """Write the file atomically when anything changed (best effort: a read-only project
+        directory just means no cache)."""
+        with self._lock:
+            if not self._dirty or self._databases is None:
+                return
+            doc = {"format": _FORMAT, "databases": self._databases}
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                tmp.write_text(json.dumps(doc, separators=(",", ":")))
+                os.replace(tmp, self.path)
+                self._dirty = False
+            except OSError as exc:
+                log.debug("ledger.read_cache_not_saved", path=str(self.path), error=str(exc))
+                with suppress(OSError):
+                    tmp.unlink(missing_ok=True)
+
+
+def _read_key(kind: str, text: str, params: Sequence[Any]) -> str | None:
+    try:
+        return json.dumps([kind, text, _encode(list(params))], separators=(",", ":"))
+    except _Uncacheable:
+        return None
+
+
+class SnapshotSession(DestinationSession):
+    """A read-only session that answers repeated reads from :class:`ReadCache` and connects
+    (through ``connect``) only on the first miss or the first non-read call."""
+
+    def __init__(
+        self,
+        adapter: DestinationAdapter,
+        target: ConnectionTarget,
+        connect: Callable[[], SqlClient],
+        cache: ReadCache,
+        database: str,
+        stamp: str,
+    ) -> None:
+        self._connect = connect
+        self._client: SqlClient | BaseException | None = None
+        super().__init__(adapter, None, target.dataset)  # type: ignore[arg-type]
+        self._cache, self._database, self._stamp = cache, database, stamp
+
+    @property
+    def client(self) -> SqlClient:
+        """The connection, opened on first use; a failed open is raised again on each use."""
+        found = self._client
+        if found is None:
+            try:
+                found = self._client = self._connect()
+            except BaseException as exc:
+                self._client = exc
+                raise
+        if isinstance(found, BaseException):
+            raise found
+        return found
+
+    @client.setter
+    def client(self, value: SqlClient | None) -> None:
+        if value is not None:
+            self._client = value
+
+    def _cached(self, key: str | None, read: Callable[[], Any]) -> Any:
+        if key is not None:
+            hit, value = self._cache.get(self._database, self._stamp, key)
+            if hit:
+                return value
+        value = read()
+        if key is not None:
+            self._cache.put(self._database, self._stamp, key, value)
+        return value
+
+    def query(self, stmt: Statement, *params: Any) -> list[tuple[Any, ...]]:
+        rows = self._cached(_read_key("query", stmt.text, params), lambda: super(
+            SnapshotSession, self).query(stmt, *params))  # fmt: skip
+        return [tuple(row) for row in rows]
+
+    def fetch_columns(self, table: str) -> list[ColumnInfo] | None:
+        def read() -> list[list[str]] | None:
+            found = super(SnapshotSession, self).fetch_columns(table)
+            return None if found is None else [[c.name, c.data_type] for c in found]
+
+        columns = self._cached(_read_key("columns", table, ()), read)
+        return None if columns is None else [ColumnInfo(n, t) for n, t in columns]
+
+    def close(self) -> None:
+        if self._client is not None and not isinstance(self._client, BaseException):
+            self.adapter.close(self._client)
