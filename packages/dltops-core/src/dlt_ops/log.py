@@ -20,7 +20,7 @@ import logging
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from importlib.machinery import ModuleSpec, PathFinder
@@ -82,6 +82,13 @@ def _structlog() -> ModuleType:
 def get_logger(name: str) -> Any:
     """A structlog logger for ``name`` that imports structlog on its first call."""
     return _LazyLogger(name)
+
+
+def bound_contextvars(**values: Any) -> AbstractContextManager[None]:
+    """structlog's ``bound_contextvars``: ``values`` ride on every log line inside the block."""
+    contextvars: Any = _structlog().contextvars
+    bound: AbstractContextManager[None] = contextvars.bound_contextvars(**values)
+    return bound
 
 
 class _LazyLogger:

@@ -18,14 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
 from dlt_ops.backfill.executor import BackfillOptions, ChunkEvent, ChunkWorker, Emit
 from dlt_ops.backfill.plan import BackfillPlan
 from dlt_ops.backfill.session import open_state
 from dlt_ops.backfill.state import ChunkRow, ChunkStatus, utcnow
 from dlt_ops.errors import PreflightError
-from dlt_ops.log import get_logger
+from dlt_ops.log import bound_contextvars, get_logger
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
@@ -139,7 +137,7 @@ def execute_backfill(
     prepared = check_source(registry, config, plan, options.dataset)
     where = prepared.where
     token = new_token()
-    bound = structlog.contextvars.bound_contextvars(
+    bound = bound_contextvars(
         backfill_id=plan.backfill_id, source=plan.source, destination=where.engine
     )
     completed_here: set[int] = set()

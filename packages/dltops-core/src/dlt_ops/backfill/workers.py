@@ -24,12 +24,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-import structlog
-
 from dlt_ops.backfill.executor import BackfillOptions, ChunkEvent, ChunkWorker, Emit
 from dlt_ops.backfill.plan import WORKDIR, BackfillPlan
 from dlt_ops.errors import BackfillError, DltOpsError
-from dlt_ops.log import get_logger
+from dlt_ops.log import bound_contextvars, get_logger
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
@@ -191,9 +189,7 @@ def worker_main(spec: dict[str, Any]) -> int:
     where = prepared.where
     # the token names this process (its own pid), so a re-run on this host can tell it died
     session, state = open_state(registry, config, where, f"{spec['token']}:{os.getpid()}")
-    bound = structlog.contextvars.bound_contextvars(
-        backfill_id=plan.backfill_id, worker=spec["token"]
-    )
+    bound = bound_contextvars(backfill_id=plan.backfill_id, worker=spec["token"])
     with bound, session:
         ChunkWorker(
             registry, config, plan, state, options, emit, should_stop, prepared=prepared

@@ -23,8 +23,6 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import structlog
-
 from dlt_ops import __version__
 from dlt_ops.adapters import DestinationSession
 from dlt_ops.clock import utcnow
@@ -34,7 +32,7 @@ from dlt_ops.errors import DltOpsError
 from dlt_ops.ledger import LedgerWriter, RunRecord, RunStatus, summarize_error
 from dlt_ops.ledger.abandoned import close_dead_runs_of, close_runs_by_id
 from dlt_ops.ledger.build import build_sinks
-from dlt_ops.log import get_logger
+from dlt_ops.log import bound_contextvars, get_logger
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.runner import counts, lifecycle
 from dlt_ops.runner.context import RunContext, active_run
@@ -251,9 +249,7 @@ def execute_run(
         sinks, _start_record(request, where, run_id), heartbeat_seconds=config.heartbeat_seconds,
         release=ledger_session.release if ledger_session else None,
     )  # fmt: skip
-    bound = structlog.contextvars.bound_contextvars(
-        run_id=run_id, source=request.source, destination=where.engine
-    )
+    bound = bound_contextvars(run_id=run_id, source=request.source, destination=where.engine)
     ctx = RunContext(
         run_id=run_id,
         source=request.source,
