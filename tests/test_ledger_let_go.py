@@ -40,7 +40,10 @@ def opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_run_whose_extract_ends_within_the_grace_opens_the_file_once(
-    project, templates, opens: list[str], monkeypatch: pytest.MonkeyPatch  # noqa: ANN001
+    project,
+    templates,
+    opens: list[str],
+    monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
 ) -> None:
     monkeypatch.setattr(run_module, "LET_GO_AFTER_S", 3600.0)  # the extract always ends first
     root = project(CONFIG, {"events_src": templates["events"]})
@@ -52,7 +55,10 @@ def test_a_run_whose_extract_ends_within_the_grace_opens_the_file_once(
 
 
 def test_without_a_grace_the_file_is_let_go_for_the_extract(
-    project, templates, opens: list[str], monkeypatch: pytest.MonkeyPatch  # noqa: ANN001
+    project,
+    templates,
+    opens: list[str],
+    monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
 ) -> None:
     monkeypatch.setattr(run_module, "LET_GO_AFTER_S", 0.0)
     root = project(CONFIG, {"events_src": templates["events"]})

@@ -89,16 +89,18 @@ def test_read_only_project(tmp_path: Path, request, figures, engine: str) -> Non
     first = project.cli("pipeline", "run", "-s", project.name, "-y", env={"FT_ROWS": "40"})
     assert first.returncode == 0, first.stderr
     project.cli("pipeline", "validate")  # warm the caches a writable copy would have
-    before = _files(project.root)
     runs_before = project.ledger()
 
     for args in READS:
-        writable = project.cli(*args, env={"FT_ROWS": "40"})
+        writable = project.cli(*args, env={"FT_ROWS": "40"})  # may refresh a cache
+        before = _files(project.root)
         frozen = _read_only(project, *args)
         figures.trials += 1
         assert frozen.returncode == writable.returncode, (args, frozen.stderr[-2000:])
         assert "Traceback" not in frozen.stderr, (args, frozen.stderr[-2000:])
         assert _stable(frozen.stdout) == _stable(writable.stdout), args
+        assert _files(project.root) == before, (args, "wrote to the read-only project")
+    before = _files(project.root)
     for args in WRITES:
         refused = _read_only(project, *args)
         figures.trials += 1

@@ -180,7 +180,7 @@ class LeaseKeeper:
                 try:
                     if chunk is not None and not self.state.renew(*chunk, self.lease):
                         self.lost.set()
-                        log.error("backfill.lease_lost", chunk_id=chunk[1], token=self.state.token)
+                        log.error("backfill.lease_lost", chunk_id=chunk[1], holder=self.state.token)
                     if self.lock is not None:
                         self.lock.renew()
                 except Exception as exc:  # a hiccup: the next beat retries before expiry

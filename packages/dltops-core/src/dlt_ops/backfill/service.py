@@ -150,7 +150,7 @@ def execute_backfill(
     session, state = open_state(registry, config, where, token)
     with bound, session:
         rows = state.seed(plan, where.pipeline_name)
-        log.info("backfill.seeded", chunks=plan.total, token=token, workers=options.workers)
+        log.info("backfill.seeded", chunks=plan.total, holder=token, workers=options.workers)
         if on_start is not None:
             on_start(plan, rows)
         # a single-writer engine (per its adapter) runs chunks in-process, one after another

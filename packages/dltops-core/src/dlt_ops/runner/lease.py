@@ -250,7 +250,7 @@ class _Renewer:
         while not self._stop.wait(self.interval):
             try:
                 if not self.lease.renew():
-                    log.error("lease.lost", lease=self.lease.name, token=self.lease.token)
+                    log.error("lease.lost", lease=self.lease.name, holder=self.lease.token)
             except Exception as exc:  # a hiccup: the next beat retries before expiry
                 log.warning("lease.renew_failed", error=str(exc))
 

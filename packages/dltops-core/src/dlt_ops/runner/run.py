@@ -37,7 +37,7 @@ from dlt_ops.log import bound_contextvars, get_logger
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.runner import counts, lifecycle
 from dlt_ops.runner.context import RunContext, active_run
-from dlt_ops.runner.half_written import check_working_dir
+from dlt_ops.runner.half_written import check_working_dir, half_written
 from dlt_ops.runner.model import RunOutcome, RunPhase, RunRequest, RunState
 from dlt_ops.runner.packages import (
     PackageBook,
@@ -485,7 +485,13 @@ def _execute(
         log.warning(notice)
     gates = [g for f in prepared.gate_factories if (g := f.gate(ctx, source)) is not None]
     base = request.working_dir or working_base(config.root, ctx.where)
-    state.dropped = check_working_dir(base / ctx.pipeline_name, drop=request.drop_pending)
+    pipeline_dir = base / ctx.pipeline_name
+    # a backfill chunk's working dir is its own: a package half-written there was left by a
+    # killed attempt of this chunk (never loaded); the chunk re-extracts its window anyway
+    drop = request.drop_pending or (
+        request.backfill_id is not None and bool(half_written(pipeline_dir))
+    )
+    state.dropped = check_working_dir(pipeline_dir, drop=drop)
     seeded = request.seed_state_from is not None and seed_from_sibling(
         base / ctx.pipeline_name, request.seed_state_from / ctx.pipeline_name
     )
