@@ -58,6 +58,7 @@ def test_a_quiet_ledger_is_read_once_then_answered_without_the_driver(
     assert "duckdb" in loaded and (root / CACHE).exists()
     cached, loaded = _status(cli, root)
     assert "duckdb" not in loaded  # answered from the cache
+    assert "importlib.metadata" not in loaded  # plugins found by reading dist-info directly
     assert cached == read == fresh
     assert [r["run_id"] for r in cached[0]["runs"]] == [first]
     listed = cli("runs", "list", cwd=root, env=IMPORTS)

@@ -17,9 +17,8 @@ import importlib
 import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint
 from types import ModuleType
-from typing import TypeVar, overload
+from typing import TYPE_CHECKING, TypeVar, overload
 
 import pluggy
 
@@ -29,6 +28,7 @@ from dlt_ops.errors import (
     UnknownDestinationError,
     UnknownPluginError,
 )
+from dlt_ops.plugins import entry_points as _scan
 from dlt_ops.plugins.kinds import (
     GROUP_PREFIX,
     HOOKSPECS_MODULE,
@@ -37,6 +37,9 @@ from dlt_ops.plugins.kinds import (
     Kind,
     registration_problem,
 )
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 T = TypeVar("T")
 HOOK_PREFIX = "dlt_ops_"
@@ -112,6 +115,19 @@ def installed_entry_points() -> list[EntryPoint]:
     ]
 
 
+def installed_sources() -> list[PluginSource]:
+    """Every installed ``dlt_ops.*`` entry point as a plugin source (metadata only)."""
+    found = _scan.scan(GROUP_PREFIX)
+    if found is None:  # a layout the direct reader does not handle: ask importlib.metadata
+        names: dict[int, tuple[str, str]] = {}
+        return [_source_for(ep, names) for ep in installed_entry_points()]
+    return [
+        PluginSource(kind=group[len(GROUP_PREFIX) :], name=name, value=value, dist=dist,
+                     version=version)
+        for group, name, value, dist, version in found
+    ]  # fmt: skip
+
+
 def _source_for(ep: EntryPoint, names: dict[int, tuple[str, str]] | None = None) -> PluginSource:
     """``ep`` as a plugin source; ``names`` remembers each distribution's name and version
     (importlib parses a distribution's METADATA file again on every ``.name``/``.version``)."""
@@ -174,13 +190,16 @@ class PluginRegistry:
         self.pm = pluggy.PluginManager("dlt_ops")
         self.pm.add_hookspecs(specs or importlib.import_module(HOOKSPECS_MODULE))
         self.picks: dict[str, dict[str, str]] = {k: dict(v) for k, v in (picks or {}).items()}
-        eps = installed_entry_points() if entry_points is None else list(entry_points)
         self._plugins: list[_Plugin] = []
         self._seen: set[tuple[str, str, str, str | None]] = set()
         self.unknown_kinds: list[PluginSource] = []
-        names: dict[int, tuple[str, str]] = {}
-        for ep in eps:
-            self._add_source(_source_for(ep, names))
+        if entry_points is None:
+            sources = installed_sources()
+        else:
+            names: dict[int, tuple[str, str]] = {}
+            sources = [_source_for(ep, names) for ep in entry_points]
+        for source in sources:
+            self._add_source(source)
         self._registrations: list[Registration] = []
         self._called: set[tuple[int, str]] = set()
         self.failures: list[PluginFailure] = []
