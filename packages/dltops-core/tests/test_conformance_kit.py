@@ -88,6 +88,13 @@ class _Tracked:
         return self.inner.execute(*args)
 
 
+class StaleStampAdapter(DuckDBAdapter):
+    # claims the content never changes: status would show yesterday's runs forever
+
+    def content_stamp(self, target):
+        return "always-the-same"
+
+
 class SqliteAdapter(SqlAdapterBase):
     '''sqlite3, one file; a dataset is a table-name prefix.'''
 
@@ -172,6 +179,14 @@ class TestOneConnection(_Base):
         return OneConnectionAdapter()
 
 
+class TestStaleStamp(_Base):
+    __test__ = True
+
+    @pytest.fixture
+    def adapter(self):
+        return StaleStampAdapter()
+
+
 class TestSqlite(_Base):
     __test__ = True
 
@@ -253,3 +268,10 @@ def test_kit_fails_an_adapter_that_allows_one_writer(kit_outcomes: dict[str, str
     assert kit_outcomes["TestOneConnection::test_two_concurrent_writers"] == "FAILED"
     assert kit_outcomes["TestOneConnection::test_connection_used_from_a_second_thread"] == "PASSED"
     assert kit_outcomes["TestSqlite::test_two_concurrent_writers"] == "PASSED"
+
+
+def test_kit_fails_an_adapter_whose_content_stamp_survives_a_write(
+    kit_outcomes: dict[str, str],
+) -> None:
+    assert kit_outcomes["TestStaleStamp::test_content_stamp_never_outlives_a_write"] == "FAILED"
+    assert kit_outcomes["TestFormatting::test_content_stamp_never_outlives_a_write"] == "PASSED"

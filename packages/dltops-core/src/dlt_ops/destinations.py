@@ -41,6 +41,7 @@ _ADAPTER_METHODS = (
     "connect",
     "dlt_destination",
     "measured_cost",
+    "content_stamp",
     "close",
     "quote_identifier",
     "table_ref",

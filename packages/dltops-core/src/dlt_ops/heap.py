@@ -2,7 +2,7 @@
 
 By the time a run starts extracting, its process holds ~100,000 objects that live until it
 exits: modules, dlt's and the source's classes and functions, SQLAlchemy's dialect tables. Every
-full collection during the run walks all of them again; on a 1,000-row DuckDB run that is
+full collection during the run walks all of them again; on a small 1,000-row run that is
 ~60 ms, a twentieth of the run. :func:`settle` moves them out of the collector's view
 (``gc.freeze()``) once per process, just before the first extract. It acts only after the CLI
 called :func:`allow`: a library caller (an Airflow task, a notebook) keeps its own heap as it

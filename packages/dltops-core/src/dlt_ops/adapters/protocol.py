@@ -31,9 +31,9 @@ class DestinationAdapter(Protocol):
     ``DestinationSession`` serializing the calls). Open clients so any thread may use them.
 
     Optional members (``dlt_setting_keys``, ``project_files``, ``dlt_destination``,
-    ``measured_cost``) have defaults here, which an adapter inherits by subclassing this
-    protocol (or ``SqlAdapterBase``, which does) and overrides where its engine has something
-    to say.
+    ``measured_cost``, ``content_stamp``) have defaults here, which an adapter inherits by
+    subclassing this protocol (or ``SqlAdapterBase``, which does) and overrides where its
+    engine has something to say.
     """
 
     # Read-only properties here, so an adapter may declare them as plain class attributes.
