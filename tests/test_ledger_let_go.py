@@ -65,34 +65,3 @@ def test_without_a_grace_the_file_is_let_go_for_the_extract(
     outcome = execute_run(PluginRegistry(), load_project_config(root), RunRequest("events_src"))
     assert outcome.ok and outcome.record.records_loaded == 6
     assert len(opens) >= 2  # let go while extracting, opened again for dlt's load
-
-
-class _Session:
-    closed = False
-
-    def close(self) -> None:
-        self.closed = True
-
-
-def _ledger_session() -> Any:
-    run_session = run_module._LazySession(None, None, None)  # type: ignore[arg-type]
-    ledger = run_module._LedgerSession(run_session)
-    ledger.session = _Session()  # type: ignore[assignment]
-    return ledger
-
-
-def test_a_let_go_that_fires_after_keep_closes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The timer may already be running when the run pins the file again or hands the
-    connection over (an interrupt): it must not close a connection someone now uses."""
-    monkeypatch.setattr(run_module, "LET_GO_AFTER_S", 3600.0)
-    from dlt_ops.ledger import LedgerWriter
-
-    writer = LedgerWriter([], None, heartbeat_seconds=0)  # type: ignore[arg-type]
-    kept, let_go = _ledger_session(), _ledger_session()
-    for ledger in (kept, let_go):
-        ledger.let_go_soon(writer)
-    kept.keep()
-    for ledger in (kept, let_go):
-        ledger._let_go(writer)  # the timer firing late
-    assert kept.session is not None and not kept.session.closed
-    assert let_go.session is None  # nobody kept it: closed and dropped

@@ -150,8 +150,6 @@ class _LedgerSession(_LazySession):
         self.run_session = run_session
         self.pinned = True
         self._letting_go: threading.Timer | None = None
-        self._armed = False  # a let-go is pending
-        self._guard = threading.Lock()
 
     def release(self) -> None:
         """After a ledger write: close unless pinned."""
@@ -159,11 +157,9 @@ class _LedgerSession(_LazySession):
             self.close()
 
     def let_go_soon(self, writer: LedgerWriter) -> None:
-        """Unpin, and close after :data:`LET_GO_AFTER_S` (0: now) unless kept by then."""
+        """Unpin, and close after :data:`LET_GO_AFTER_S` (0: now) unless pinned again by then."""
         self.keep()
         self.pinned = False  # from now on a write (a heartbeat) closes the connection after it
-        with self._guard:
-            self._armed = True
         if LET_GO_AFTER_S <= 0:
             self._let_go(writer)
             return
@@ -173,16 +169,11 @@ class _LedgerSession(_LazySession):
         timer.start()
 
     def _let_go(self, writer: LedgerWriter) -> None:
-        # never mid-write (the writer's lock), never after keep() (the guard and the flag)
-        with writer.paused(), self._guard:
-            if self._armed and not self.pinned:
-                self.close()
-            self._armed = False
+        with writer.borrowed():  # under the writer's lock: never mid-write; release() closes
+            pass
 
     def keep(self) -> None:
-        """Cancel a pending :meth:`let_go_soon`; once this returns, it closes nothing."""
-        with self._guard:
-            self._armed = False
+        """Cancel a pending :meth:`let_go_soon`."""
         if self._letting_go is not None:
             self._letting_go.cancel()
             self._letting_go = None
