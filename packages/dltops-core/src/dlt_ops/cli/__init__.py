@@ -10,10 +10,7 @@ from dlt_ops.cli.app import app
 
 def run() -> None:
     """Console-script entry point: turn expected failures into one line and an exit code."""
-    from dlt_ops import heap
     from dlt_ops.cli.errors import handle_errors
-
-    heap.allow()
 
     for stream in (sys.stdout, sys.stderr):  # status glyphs must not crash odd encodings
         reconfigure = getattr(stream, "reconfigure", None)

@@ -23,7 +23,7 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dlt_ops import __version__, heap
+from dlt_ops import __version__
 from dlt_ops.adapters import DestinationSession
 from dlt_ops.clock import utcnow
 from dlt_ops.config import ProjectConfig
@@ -477,7 +477,6 @@ def _execute(
     # working dir is new or behind, e.g. a fresh CI runner or a retried backfill chunk's dir
     if not seeded:
         pipeline.sync_destination()
-    heap.settle()  # start-up is over: full collections need not walk its objects again
     with _interval(request.window), active_run(ctx):
         # explicit steps so gates can judge the run's package between extract and load
         state.phase = RunPhase.extract
