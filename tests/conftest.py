@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -125,6 +126,10 @@ def templates() -> dict[str, str]:
     return {"events": EVENTS_SOURCE, "raising": RAISING_SOURCE, "blocking": BLOCKING_SOURCE}
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture
 def blocking_run(tmp_path: Path) -> Callable[..., subprocess.Popen[str]]:
     """Start ``pipeline run -s <source>`` of a ``blocking`` source; return once it is extracting."""
@@ -144,6 +149,9 @@ def blocking_run(tmp_path: Path) -> Callable[..., subprocess.Popen[str]]:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # a suite started in the background of a non-interactive shell ignores SIGINT, and
+            # children inherit that: the interrupt tests need Python's own Ctrl-C handling
+            preexec_fn=_default_sigint,
         )
         deadline = time.monotonic() + 60
         while not started.exists():  # polls a file the source writes, with a deadline
