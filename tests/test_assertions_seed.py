@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -32,3 +33,12 @@ def test_seed_status_example_reproduces(tmp_path: Path, cli) -> None:  # noqa: A
     assert failed["records_loaded"] is None and completed["records_loaded"] == 6
     with duckdb.connect(str(demo / "demo_events_pipeline.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM demo_data.events").fetchone() == (6,)
+
+    # --since keeps runs started at or after the bound; a naive bound is a usage error
+    newest = datetime.fromisoformat(failed["started_at"])
+    (since,) = json.loads(
+        cli("pipeline", "status", "--json", "--since", newest.isoformat(), cwd=demo).stdout
+    )
+    assert [r["run_id"] for r in since["runs"]] == [failed["run_id"]]
+    naive = cli("pipeline", "status", "--since", "2026-01-01T00:00:00", cwd=demo)
+    assert naive.returncode == 2 and "timezone-naive" in naive.stderr

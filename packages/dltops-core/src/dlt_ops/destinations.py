@@ -15,6 +15,7 @@ from dlt_ops.adapters import (
     DestinationAdapter,
     DestinationSession,
 )
+from dlt_ops.adapters.derived_label import is_derived
 from dlt_ops.adapters.protocol import DESTINATION, SqlClient
 from dlt_ops.config import ProjectConfig
 from dlt_ops.config.credentials import resolve_credentials, resolve_destination_setting
@@ -92,8 +93,6 @@ TIER_FULL, TIER_DERIVED, TIER_CORE = "full", "derived", "core"
 
 def adapter_tier(registry: PluginRegistry, engine: str) -> str:
     """``full``, ``derived`` (untested, built from dlt's SQL client) or ``core`` (metadata only)."""
-    from dlt_ops.adapters.derived import is_derived
-
     claims = [s for s in registry.sources("destination") if s.name == engine]
     if not claims:
         return TIER_CORE

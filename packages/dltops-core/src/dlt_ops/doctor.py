@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from dlt_ops.adapters.derived import is_derived
+from dlt_ops.adapters.derived_label import is_derived
 from dlt_ops.plugins import KINDS, PluginRegistry, PluginSource
 
 

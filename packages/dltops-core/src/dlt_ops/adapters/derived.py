@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from dlt_ops import hookimpl
 from dlt_ops.adapters.base import SqlAdapterBase
+from dlt_ops.adapters.derived_label import plugin_value
 from dlt_ops.adapters.model import Capabilities, ColumnInfo, ColumnType, ConnectionTarget
 from dlt_ops.adapters.statements import Statement
 from dlt_ops.errors import DestinationError
@@ -32,8 +33,6 @@ from dlt_ops.errors import DestinationError
 if TYPE_CHECKING:
     from dlt_ops.plugins import PluginRegistry
 
-#: ``PluginSource.value`` of a derived plugin is ``<this>[<engine>]``.
-PLUGIN_PREFIX = "dlt_ops.adapters.derived"
 TIER = "derived"
 
 #: How datetimes travel on engines without time-zone-aware timestamps: fixed-width UTC text,
@@ -41,16 +40,6 @@ TIER = "derived"
 _UTC_TEXT = "%Y-%m-%d %H:%M:%S.%f+00:00"
 _UTC_TEXT_RE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}\+00:00")
 _MEMORY = ":memory:"
-
-
-def plugin_value(engine: str) -> str:
-    """The plugin module label a derived adapter for ``engine`` is registered under."""
-    return f"{PLUGIN_PREFIX}[{engine}]"
-
-
-def is_derived(plugin_module: str) -> bool:
-    """Whether a plugin source (its module label) is a derived adapter."""
-    return plugin_module.startswith(PLUGIN_PREFIX + "[")
 
 
 @dataclass

@@ -142,6 +142,14 @@ def _derived_notes(registry: object, config: object, sources: list[str]) -> list
     ]
 
 
+def _since(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    from dlt_ops.runner.window import parse_bound  # only when asked: it costs start-up
+
+    return parse_bound(value, "--since")
+
+
 def status(
     ctx: typer.Context,
     root: RootOption = None,
@@ -178,7 +186,6 @@ def status(
     from dlt_ops.ledger.status import collect_status, newest_failed, stale, unreadable
     from dlt_ops.ledger.writer import utcnow
     from dlt_ops.project.discovery import discover
-    from dlt_ops.runner.window import parse_bound
 
     state: AppState = ctx.obj.with_root(root)
     config = state.project()
@@ -193,7 +200,7 @@ def status(
         source="",
         resource=resource,
         status=status_filter.value if status_filter else None,
-        since=parse_bound(since, "--since") if since else None,
+        since=_since(since),
         limit=limit,
     )
     statuses = collect_status(state.registry(), config, selected, query, dataset=dataset)
