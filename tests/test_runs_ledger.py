@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import dlt
 import duckdb
+
+import dlt_ops
 
 CONFIG = """
 [dlt_ops]
@@ -151,6 +154,9 @@ def test_incremental_second_run_loads_nothing_new(project, templates, cli) -> No
     assert [r[0] for r in ledger] == ["completed", "completed"]
     assert [r[2] for r in ledger] == [6, 0]
     assert _rows(root, "SELECT count(*) FROM ds.events") == [(6,)]
+    # every row names the versions that wrote it
+    versions = _rows(root, "SELECT DISTINCT dltops_version, dlt_version FROM ds._dlt_ops_runs")
+    assert versions == [(dlt_ops.__version__, dlt.__version__)]
 
 
 def test_unknown_resource_is_refused_before_anything_is_written(project, templates, cli) -> None:  # noqa: ANN001

@@ -72,3 +72,29 @@ def test_an_archive_on_the_path_hands_over_to_importlib(
     monkeypatch.setattr(sys, "path", [str(archive)])
     assert entry_points.scan(GROUP_PREFIX) is None
     assert [(s.name, s.dist) for s in installed_sources()] == [("z", "zipped")]
+    assert entry_points.distribution_version("zipped") == "1.0"
+
+
+def _importlib_version(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def test_distribution_versions_read_the_same_both_ways(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("dlt", "DLT", "duckdb", "typing-extensions", "dltops_core", "no-such-dist"):
+        assert entry_points.distribution_version(name) == _importlib_version(name)
+    first, second = tmp_path / "first", tmp_path / "second"
+    _dist(first, "Acme_Plugin-1.2.dist-info", None, "Name: Acme-Plugin\nVersion: 1.2")
+    _dist(second, "acme.plugin-2.0.dist-info", None, "Name: acme.plugin\nVersion: 2.0")
+    _dist(second, "legacy.egg-info", None, "Name: legacy\nVersion: 0.9")
+    monkeypatch.setattr(sys, "path", [str(first), str(second)])
+    for name in ("acme-plugin", "Acme.Plugin", "legacy", "dlt"):
+        assert entry_points.distribution_version(name) == _importlib_version(name)
+    assert entry_points.distribution_version("acme_plugin") == "1.2"  # the first on the path
+    assert entry_points.distribution_version("dlt") is None

@@ -1,4 +1,5 @@
-"""Installed entry points of the ``dlt_ops.*`` groups, read from the distributions' files.
+"""Installed entry points of the ``dlt_ops.*`` groups (and distribution versions), read from
+the distributions' files.
 
 ``importlib.metadata`` answers the same question, but importing it costs ~20 ms (it loads the
 ``email`` package to parse METADATA files): a seventh of a whole ``pipeline status``. On the
@@ -26,10 +27,7 @@ _INFO_SUFFIXES = (".dist-info", ".egg-info")
 def scan(prefix: str) -> list[Found] | None:
     """Entry points whose group starts with ``prefix``; ``None`` when the path holds anything
     this reader does not handle."""
-    if any(
-        callable(getattr(finder, "find_distributions", None)) and finder is not PathFinder
-        for finder in sys.meta_path
-    ):
+    if _other_finders():
         return None
     found: list[Found] = []
     for entry in sys.path:
@@ -39,6 +37,42 @@ def scan(prefix: str) -> list[Found] | None:
         for folder in folders:
             found.extend(_entry_points(folder, prefix))
     return found
+
+
+def distribution_version(name: str) -> str | None:
+    """The installed version of distribution ``name`` (``None``: not installed), as
+    ``importlib.metadata.version`` answers it: the first metadata folder on ``sys.path`` with
+    that normalized name. Asks ``importlib.metadata`` itself where :func:`scan` would."""
+    if not _other_finders():
+        wanted = _normalize(name)
+        for entry in sys.path:
+            folders = _distribution_folders(entry or ".")
+            if folders is None:
+                break
+            for folder in folders:
+                if _folder_name(os.path.basename(folder).lower()) == wanted:
+                    return _name_and_version(folder)[1]
+        else:
+            return None
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def _other_finders() -> bool:
+    """Whether an import hook besides the path finder can find distributions."""
+    return any(
+        callable(getattr(finder, "find_distributions", None)) and finder is not PathFinder
+        for finder in sys.meta_path
+    )
+
+
+def _folder_name(low: str) -> str:
+    """The normalized distribution name of a lower-cased metadata folder name."""
+    return _normalize(low.rpartition(".")[0].partition("-")[0])
 
 
 def _distribution_folders(path: str) -> list[str] | None:
@@ -56,8 +90,7 @@ def _distribution_folders(path: str) -> list[str] | None:
         if low.endswith(".egg") or (path.lower().endswith(".egg") and low == "egg-info"):
             return None
         if low.endswith(_INFO_SUFFIXES):
-            name = _normalize(low.rpartition(".")[0].partition("-")[0])
-            grouped.setdefault(name, []).append(os.path.join(path, child))
+            grouped.setdefault(_folder_name(low), []).append(os.path.join(path, child))
     return [folder for folders in grouped.values() for folder in folders]
 
 
