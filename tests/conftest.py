@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-CLI = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import run; run()"
+CLI = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import main; main()"
 
 EVENTS_SOURCE = """
 from datetime import datetime, timezone

@@ -29,7 +29,7 @@ import pytest
 pytestmark = pytest.mark.integration
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "dlt_sources"
-CLI = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import run; run()"
+CLI = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import main; main()"
 DATASET = "demo_raw"
 
 

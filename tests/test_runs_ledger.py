@@ -198,7 +198,7 @@ def test_declining_the_prompt_runs_nothing_and_exits_0(project, templates) -> No
 
     root = project(CONFIG.format(extra=""), {"events_src": templates["events"]})
     master, slave = os.openpty()  # a terminal on stdin, as a person would have
-    code = "import sys; sys.argv=['dlt-ops',*sys.argv[1:]]; from dlt_ops.cli import run; run()"
+    code = "import sys; sys.argv=['dlt-ops',*sys.argv[1:]]; from dlt_ops.cli import main; main()"
     proc = subprocess.Popen(
         [sys.executable, "-c", code, "pipeline", "run", "-s", "events_src"],
         cwd=root, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

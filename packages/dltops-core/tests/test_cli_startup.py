@@ -36,9 +36,13 @@ CLI_CORE = {
     "dlt_ops.cli.help_format",
     "dlt_ops.cli.state",
 }
-HELP = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import run; run()"
-# also list sys.modules at exit: importtime misses modules loaded by importlib.import_module
-HELP = f"try:\n    {HELP}\nfinally:\n    sys.stderr.write('\\nMODULES:' + ','.join(sys.modules))"
+HELP = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import main; main()"
+# also list sys.modules at exit (an atexit callback: the CLI leaves with os._exit, after running
+# them): importtime misses modules loaded by importlib.import_module
+HELP = (
+    "import atexit, sys; "
+    "atexit.register(lambda: sys.stderr.write('\\nMODULES:' + ','.join(sys.modules))); " + HELP
+)
 
 
 def _imported_modules(

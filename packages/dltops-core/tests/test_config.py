@@ -131,7 +131,7 @@ def test_unknown_plugin_kind_in_picks(tmp_path: Path) -> None:
         load_project_config(tmp_path)
 
 
-CLI = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import run; run()"
+CLI = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import main; main()"
 
 
 def test_cli_reports_config_errors_in_one_line_with_exit_2(tmp_path: Path) -> None:

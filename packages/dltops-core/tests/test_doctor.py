@@ -13,7 +13,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-CLI = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import run; run()"
+CLI = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import main; main()"
 
 
 def _install_dist(site: Path, dist: str, entry_points: str, modules: dict[str, str]) -> None:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CLI = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import run; run()"
+CLI = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import main; main()"
 CONFIG = '[dlt_ops]\ndefault_destination = "duckdb"\ndefault_dataset = "ds"\n'
 
 

@@ -96,7 +96,7 @@ def test_a_planted_cache_file_executes_nothing(tmp_path: Path, name: str) -> Non
     state = root / ".dlt-ops"
     state.mkdir()
     (state / name).write_bytes(pickle.dumps(_Payload(marker)))
-    cli = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import run; run()"
+    cli = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import main; main()"
     proc = subprocess.run(
         [sys.executable, "-c", cli, "pipeline", "list"],
         cwd=root,
