@@ -1,0 +1,56 @@
+"""The checkpoint writer: every row lands, rows that queue up share one commit, and a flush
+never waits out the group-commit delay."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from dlt_ops.adapters import Statement
+from dlt_ops.checkpoints import writer as writer_module
+from dlt_ops.checkpoints.writer import CheckpointWriter
+
+
+class RecordingSession:
+    """Stands in for a destination session: records each statement's rows (one commit each)."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[Any]] = []
+        self.first_commit_done = threading.Event()
+
+    def execute(self, stmt: Statement, *params: Any) -> int:
+        self.batches.append(list(params))
+        self.first_commit_done.set()
+        return len(params)
+
+
+def _writer(session: RecordingSession) -> CheckpointWriter:
+    return CheckpointWriter(session, lambda n: Statement(f"INSERT {n}"), "[events]", "events")  # type: ignore[arg-type]
+
+
+def test_rows_queued_after_a_commit_share_the_next_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a delay far longer than the test: only flush() can make the second batch land
+    monkeypatch.setattr(writer_module, "GROUP_S", 3600.0)
+    session = RecordingSession()
+    writer = _writer(session)
+    writer.submit((1,), 10, 100, "v1")
+    assert session.first_commit_done.wait(30)  # the first row goes at once: nothing to wait for
+    for page in range(20, 70, 10):
+        writer.submit((page,), page, page * 10, f"v{page}")
+    assert writer.flush(timeout=30)  # cuts the delay: returns as soon as the rows landed
+    assert session.batches == [[1], [20, 30, 40, 50, 60]]
+    assert writer.written == 6 and writer.failed == 0
+    writer.close()
+
+
+def test_close_writes_what_is_still_queued(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writer_module, "GROUP_S", 3600.0)
+    session = RecordingSession()
+    writer = _writer(session)
+    writer.submit((1,), 10, 100, "v1")
+    assert session.first_commit_done.wait(30)
+    writer.submit((2,), 20, 200, "v2")
+    writer.close()
+    assert session.batches == [[1], [2]] and writer.written == 2
