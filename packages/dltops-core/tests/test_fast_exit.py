@@ -8,8 +8,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 #: Block-buffered stdout in the child, as for a real pipe (this machine may set PYTHONUNBUFFERED).
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
 
@@ -77,20 +75,26 @@ def test_leave_runs_the_exit_callbacks_and_flushes(tmp_path: Path) -> None:
     assert marker.read_text() == "atexit ran"
 
 
-@pytest.mark.parametrize(
-    ("setup", "flags"),
-    [
-        # a running non-daemon thread: a normal exit waits for it, so leave() must not kill it
-        ("threading.Thread(target=__import__('time').sleep, args=(0.5,)).start()", ()),
-        ("", ("-X", "dev")),  # development mode: its teardown reports unclosed resources
-    ],
-    ids=["non-daemon thread", "dev mode"],
-)
-def test_leave_steps_aside_when_a_normal_exit_does_more(
-    tmp_path: Path, setup: str, flags: tuple[str, ...]
-) -> None:
-    marker = tmp_path / "marker"
-    done = _python(LEAVE.format(setup=setup), str(marker), flags=flags)
+def test_leave_waits_for_threads_as_a_normal_exit_does(tmp_path: Path) -> None:
+    marker, done_file = tmp_path / "marker", tmp_path / "thread-done"
+    # a non-daemon thread still working, and an idle thread pool nobody shut down: a normal
+    # exit waits for the first and wakes the second; so must leave() (or it would hang)
+    setup = (
+        "import concurrent.futures, time\n"
+        "pool = concurrent.futures.ThreadPoolExecutor(1); pool.submit(int).result()\n"
+        "def work():\n"
+        "    time.sleep(0.3)\n"
+        f"    open({str(done_file)!r}, 'w').write('done')\n"
+        "threading.Thread(target=work).start()"
+    )
+    done = _python(LEAVE.format(setup=setup), str(marker))
+    assert (done.returncode, done.stdout) == (3, "unflushed output")
+    assert done_file.read_text() == "done" and marker.read_text() == "atexit ran"
+
+
+def test_leave_steps_aside_in_development_mode(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"  # -X dev: its teardown reports unclosed resources
+    done = _python(LEAVE.format(setup=""), str(marker), flags=("-X", "dev"))
     assert done.returncode == 0
     assert done.stdout == "unflushed output / leave returned\n"
     assert marker.read_text() == "atexit ran"

@@ -7,10 +7,11 @@ kind of machine, a sixth of a small ``pipeline run``, spent on nothing a finishe
 flush, coverage's data file, temporary directories' cleanup; then flushing stdout and stderr)
 and ends the process with ``os._exit``.
 
-It steps aside, and the caller exits the normal way, when a normal exit would do more than that:
-while another non-daemon thread still runs (a normal exit waits for it), in Python's development
-mode (``-X dev``, whose teardown reports unclosed resources), or when this interpreter does not
-expose its ``atexit`` runner.
+The steps are the interpreter's own, in its order: wait for the other non-daemon threads (which
+also wakes idle thread pools and lets them finish, e.g. dlt's telemetry sender), run the
+``atexit`` callbacks, flush the standard streams. It steps aside, and the caller exits the normal
+way, in Python's development mode (``-X dev``, whose teardown reports unclosed resources), off the
+main thread, or when this interpreter does not expose those two steps.
 """
 
 from __future__ import annotations
@@ -26,19 +27,19 @@ FLUSH_FAILED = 120
 
 def leave(code: int) -> None:
     """End the process now with ``code``, or return when a normal exit is needed."""
+    # private, but exactly what the interpreter calls at exit before its teardown
+    wait_for_threads = getattr(threading, "_shutdown", None)
     run_exit_callbacks = getattr(atexit, "_run_exitfuncs", None)
-    if run_exit_callbacks is None or sys.flags.dev_mode or _other_threads_running():
+    if wait_for_threads is None or run_exit_callbacks is None or sys.flags.dev_mode:
         return
+    if threading.current_thread() is not threading.main_thread():
+        return
+    wait_for_threads()
     run_exit_callbacks()
     if not _flushed(sys.stdout, sys.__stdout__) and code == 0:
         code = FLUSH_FAILED
     _flushed(sys.stderr, sys.__stderr__)
     os._exit(code)
-
-
-def _other_threads_running() -> bool:
-    main = threading.main_thread()
-    return any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate())
 
 
 def _flushed(*streams: object) -> bool:
