@@ -15,6 +15,16 @@ import pytest
 
 CLI = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import main; main()"
 
+#: One ``events_src`` source on DuckDB, dataset ``ds`` (the events template as its module).
+EVENTS_ON_DUCKDB = """
+[dlt_ops]
+default_destination = "duckdb"
+default_dataset = "ds"
+
+[sources.events_src.dlt_ops]
+schedule = "@daily"
+"""
+
 EVENTS_SOURCE = """
 from datetime import datetime, timezone
 

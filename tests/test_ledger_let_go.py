@@ -13,15 +13,7 @@ from dlt_ops.plugins import PluginRegistry
 from dlt_ops.runner import run as run_module
 from dlt_ops.runner.run import RunRequest, execute_run
 from dltops_duckdb.adapter import DuckDBAdapter
-
-CONFIG = """
-[dlt_ops]
-default_destination = "duckdb"
-default_dataset = "ds"
-
-[sources.events_src.dlt_ops]
-schedule = "@daily"
-"""
+from tests.conftest import EVENTS_ON_DUCKDB as CONFIG
 
 
 @pytest.fixture

@@ -8,14 +8,8 @@ import os
 import time
 from pathlib import Path
 
-CONFIG = """
-[dlt_ops]
-default_destination = "duckdb"
-default_dataset = "ds"
+from tests.conftest import EVENTS_ON_DUCKDB as CONFIG
 
-[sources.events_src.dlt_ops]
-schedule = "@daily"
-"""
 CACHE = Path(".dlt-ops") / "ledger-reads.json"
 #: the interpreter's own import report: it shows whether the status process loaded the driver
 IMPORTS = {"PYTHONPROFILEIMPORTTIME": "1"}

@@ -13,15 +13,7 @@ from pathlib import Path
 
 from dlt_ops.cli.progress import RunProgressLine
 from tests.conftest import CLI
-
-CONFIG = """
-[dlt_ops]
-default_destination = "duckdb"
-default_dataset = "ds"
-
-[sources.events_src.dlt_ops]
-schedule = "@daily"
-"""
+from tests.conftest import EVENTS_ON_DUCKDB as CONFIG
 
 
 def test_plain_lines_say_step_rows_and_totals(tmp_path: Path) -> None:
