@@ -12,7 +12,7 @@ A measure that fails is reported as failed (with its error in the notes); the ot
 Apache Airflow (for the DAG factory) is installed, with this checkout's packages, into a
 throwaway venv as well.
 
-Run: .venv/bin/python bench/run_all.py [--runs 5] [--backfill-runs 2] [--out bench/RESULTS.md]
+Run: .venv/bin/python bench/run_all.py [--runs 7] [--backfill-runs 2] [--out bench/RESULTS.md]
      [--reference-venv DIR | --no-reference] [--no-postgres] [--only help,status,...]
      [--smoke]   (tiny inputs, one sample: checks the scripts run; the figures mean nothing)
 """
@@ -460,7 +460,8 @@ def render(results: list[Result], run: Run, started: datetime, load_start: str) 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=5, help="timed samples per case (default 5)")
+    # 7, not 5: on a shared 2-core machine 5 pairs left ratio medians swinging by +-0.1
+    parser.add_argument("--runs", type=int, default=7, help="timed samples per case (default 7)")
     parser.add_argument("--backfill-runs", type=int, default=2, help="for backfills (default 2)")
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
     parser.add_argument("--reference-venv", type=Path, help="reuse this reference venv")
