@@ -52,12 +52,6 @@ class LedgerWriter:
             finally:
                 self._let_go()
 
-    @contextmanager
-    def paused(self) -> Iterator[None]:
-        """No ledger write runs while the block does (a heartbeat waits for it)."""
-        with self._lock:
-            yield
-
     def _let_go(self) -> None:
         if self._release is None:
             return

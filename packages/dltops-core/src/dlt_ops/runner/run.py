@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import os
 import socket
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
@@ -110,12 +109,6 @@ def _start_record(request: RunRequest, where: ResolvedDestination, run_id: str) 
     )
 
 
-#: how long the ledger keeps a single-writer database open once extract starts: a short extract
-#: and normalize finish on the open database, and dlt's load reuses it (a new database instance
-#: costs ~40-50 ms and closing one a checkpoint); readers wait up to BUSY_WAIT_S for a busy file
-LET_GO_AFTER_S = 0.5
-
-
 class _LazySession:
     """Opens the run's destination session on first use and closes it at the end."""
 
@@ -146,43 +139,11 @@ class _LedgerSession(_LazySession):
         super().__init__(run_session.registry, run_session.config, run_session.where)
         self.run_session = run_session
         self.pinned = True
-        self._letting_go: threading.Timer | None = None
-        self._armed = False  # a let-go is pending
-        self._guard = threading.Lock()
 
     def release(self) -> None:
         """After a ledger write: close unless pinned."""
         if not self.pinned:
             self.close()
-
-    def let_go_soon(self, writer: LedgerWriter) -> None:
-        """Unpin, and close after :data:`LET_GO_AFTER_S` (0: now) unless kept by then."""
-        self.keep()
-        self.pinned = False  # from now on a write (a heartbeat) closes the connection after it
-        with self._guard:
-            self._armed = True
-        if LET_GO_AFTER_S <= 0:
-            self._let_go(writer)
-            return
-        timer = threading.Timer(LET_GO_AFTER_S, self._let_go, args=(writer,))
-        timer.daemon = True
-        self._letting_go = timer
-        timer.start()
-
-    def _let_go(self, writer: LedgerWriter) -> None:
-        # never mid-write (the writer's lock), never after keep() (the guard and the flag)
-        with writer.paused(), self._guard:
-            if self._armed and not self.pinned:
-                self.close()
-            self._armed = False
-
-    def keep(self) -> None:
-        """Cancel a pending :meth:`let_go_soon`; once this returns, it closes nothing."""
-        with self._guard:
-            self._armed = False
-        if self._letting_go is not None:
-            self._letting_go.cancel()
-            self._letting_go = None
 
     def __call__(self) -> DestinationSession:
         if self.session is None and self.run_session.session is not None:
@@ -192,7 +153,6 @@ class _LedgerSession(_LazySession):
     def hand_over(self) -> None:
         """The run is over: the run's session takes this open connection (receipts and hooks
         write next), rather than closing it and opening another."""
-        self.keep()
         if self.run_session.session is None:
             self.run_session.session, self.session = self.session, None
         self.close()
@@ -452,18 +412,15 @@ def _table_name(resource: DltResource) -> str:
 
 def _holder(writer: LedgerWriter, ledger: _LedgerSession | None) -> Callable[[bool], None]:
     """``hold(True)`` keeps the ledger's single-writer connection open, ``hold(False)`` lets go
-    of it between writes, after a short grace (under the writer's lock: never mid-heartbeat)."""
+    of it between writes (under the writer's lock: never mid-heartbeat)."""
 
     def hold(on: bool) -> None:
         if ledger is None:
             return
-        if not on:
-            ledger.let_go_soon(writer)
-            return
-        ledger.keep()
         with writer.borrowed():
-            ledger.pinned = True
-            ledger()
+            ledger.pinned = on
+            if on:
+                ledger()
 
     return hold
 
