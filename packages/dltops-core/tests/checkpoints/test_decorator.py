@@ -80,6 +80,31 @@ def test_rows_are_keyed_by_dlt_resource_name_and_ledger_run_id_is_null_outside_d
     assert rows == [("gh_events", None)]
 
 
+def test_outside_dlt_ops_credentials_resolve_like_dlt_pipeline_scoped_first(
+    ck: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The manager resolves the pipeline's credentials itself (not through a job client): a
+    pipeline-scoped setting must still beat the global one, as it does for dlt's own load."""
+    scoped, decoy = tmp_path / "scoped.duckdb", tmp_path / "decoy.duckdb"
+    monkeypatch.setenv("SCOPED_PIPELINE__DESTINATION__DUCKDB__CREDENTIALS", str(scoped))
+    monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", str(decoy))
+    pipeline = dlt.pipeline(
+        pipeline_name="scoped_pipeline",
+        destination="duckdb",
+        dataset_name="ds",
+        pipelines_dir=str(tmp_path / "pipelines"),
+    )
+    assert _run(pipeline, ck.resource(ck.FakeApi())) is None
+    import duckdb
+
+    with duckdb.connect(str(scoped)) as conn:
+        statuses = conn.execute("SELECT DISTINCT status FROM ds._dlt_custom_checkpoints").fetchall()
+        loaded = conn.execute("SELECT COUNT(*) FROM ds.events").fetchall()
+    assert statuses == [("completed",)]
+    assert loaded[0][0] > 0
+    assert not decoy.exists()
+
+
 def test_different_initial_values_are_separate_namespaces(
     ck: Any, duck: Any, make_pipeline: Any
 ) -> None:
