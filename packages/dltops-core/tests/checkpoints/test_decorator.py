@@ -105,6 +105,19 @@ def test_outside_dlt_ops_credentials_resolve_like_dlt_pipeline_scoped_first(
     assert not decoy.exists()
 
 
+def test_iterated_outside_any_pipeline_says_so_before_fetching(ck: Any) -> None:
+    from dlt.common.configuration.container import Container
+    from dlt.common.pipeline import PipelineContext
+
+    Container()[PipelineContext].deactivate()  # earlier tests left their pipeline active
+    api = ck.FakeApi()
+    with pytest.raises(Exception) as raised:  # noqa: PT011 - dlt wraps it; the cause is checked
+        list(ck.resource(api))
+    causes = [e for e in _chain(raised.value) if isinstance(e, CheckpointStateError)]
+    assert causes and "outside any dlt pipeline context" in str(causes[0])
+    assert api.calls == 0
+
+
 def test_different_initial_values_are_separate_namespaces(
     ck: Any, duck: Any, make_pipeline: Any
 ) -> None:

@@ -53,19 +53,22 @@ def _registry() -> Any:
 
 def _own_session() -> tuple[DestinationSession, str]:
     """A session for the active dlt pipeline, outside a dlt-ops run."""
-    import dlt
+    from dlt.common.configuration.container import Container
     from dlt.common.destination import Destination
+    from dlt.common.pipeline import PipelineContext
 
     from dlt_ops.adapters import ConnectionTarget
     from dlt_ops.destinations import load_adapter
 
-    try:
-        pipeline = dlt.current.pipeline()
-    except Exception as exc:
+    # the active pipeline, as dlt.current.pipeline() finds it; that call also resolves a
+    # pipeline configuration first (~2 ms) and, with none active, makes a default pipeline
+    context = Container()[PipelineContext]
+    if not context.is_active():
         raise CheckpointStateError(
             "@with_checkpoints runs outside any dlt pipeline context: run the resource through "
             "a dlt pipeline (`pipeline.run(...)`) or `dlt-ops pipeline run`."
-        ) from exc
+        )
+    pipeline = context.pipeline()
     if pipeline.destination is None:
         raise CheckpointStateError(
             f"pipeline '{pipeline.pipeline_name}' has no destination; checkpoints live in the "
