@@ -191,14 +191,21 @@ class FreshCopy(Case):
 
 
 def time_interleaved(cases: Sequence[Case], runs: int, *, warmup: int = 1) -> None:
-    """Warm each case up, then time them round-robin ``runs`` times (fills ``case.samples``)."""
+    """Warm each case up, then time them round-robin ``runs`` times (fills ``case.samples``).
+
+    Each round starts one case later than the last (A B C, B C A, C A B, ...): a case that
+    always ran right after the same neighbour would carry what that neighbour leaves behind
+    (dirty pages still being written back, a busier moment of the host) in every sample.
+    Sample ``i`` of every case still comes from round ``i``, so pair-by-pair ratios hold.
+    """
     if SMOKE:
         warmup = 0
     for case in cases:
         for _ in range(warmup):
             case.once()
-    for _ in range(runs):
-        for case in cases:
+    for round_no in range(runs):
+        shift = round_no % len(cases) if cases else 0
+        for case in [*cases[shift:], *cases[:shift]]:
             case.samples.append(case.once())
 
 
