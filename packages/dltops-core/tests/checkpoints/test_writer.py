@@ -54,3 +54,36 @@ def test_close_writes_what_is_still_queued(monkeypatch: pytest.MonkeyPatch) -> N
     writer.submit((2,), 20, 200, "v2")
     writer.close()
     assert session.batches == [[1], [2]] and writer.written == 2
+
+
+class CountingCondition(threading.Condition):
+    """A condition that counts single wake-ups (``notify``) sent to the writer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wakes = 0
+
+    def notify(self, n: int = 1) -> None:
+        self.wakes += 1
+        super().notify(n)
+
+
+def test_rows_queued_during_the_group_wait_do_not_wake_the_writer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # every wake-up takes the GIL from the extract loop; a writer already waiting out the
+    # group-commit delay takes the rows queued meanwhile without being woken for each
+    monkeypatch.setattr(writer_module, "GROUP_S", 3600.0)
+    session = RecordingSession()
+    writer = _writer(session)
+    cond = writer._cond = CountingCondition()
+    writer.submit((1,), 10, 100, "v1")
+    assert session.first_commit_done.wait(30)
+    assert writer.flush(timeout=30)
+    wakes_before = cond.wakes
+    for page in range(20, 220, 10):
+        writer.submit((page,), page, page * 10, f"v{page}")
+    assert cond.wakes == wakes_before + 1  # the first row of the batch only
+    assert writer.flush(timeout=30)
+    assert session.batches[1] == list(range(20, 220, 10))
+    writer.close()
