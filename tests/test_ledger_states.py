@@ -189,9 +189,19 @@ def test_status_during_a_duckdb_run_is_running(project, templates, cli, blocking
     assert _status(cli, root)["slow_src"]["runs"][0]["status"] == "completed"
 
 
+# What dlt's load step does to the file. A live run opens the file for a moment at each
+# heartbeat, so the holder, like any second process, retries until the file is free.
 HOLD_FILE = """
-import sys, duckdb
-con = duckdb.connect(sys.argv[1])  # what dlt's load step does to the file
+import sys, time, duckdb
+deadline = time.monotonic() + 30
+while True:
+    try:
+        con = duckdb.connect(sys.argv[1])
+        break
+    except duckdb.IOException:
+        if time.monotonic() > deadline:
+            raise
+        time.sleep(0.01)
 print("held", flush=True)
 sys.stdin.read()
 """
