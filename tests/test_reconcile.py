@@ -272,3 +272,15 @@ def test_a_broken_sweep_exits_1(project: Any, cli: Any, request: Any) -> None:
     assert any("discovery" in (s["error"] or "") for s in reports.values())
     assert reports["shop"]["error"] is None  # the healthy source was still reconciled
     assert cli("pipeline", "reconcile", cwd=target.root).returncode == 2  # -s or --all
+
+
+def test_a_never_run_duckdb_source_is_reported_without_creating_its_database(
+    project: Any, cli: Any, request: Any
+) -> None:
+    target = build_target("duckdb", request, project, cli)
+    done = target.cli("pipeline", "reconcile", "-s", "shop", "--json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    (source,) = json.loads(done.stdout)["sources"]
+    assert source["error"] is None and source["findings"] == []
+    assert any("never loaded" in note for note in source["notes"]), source
+    assert not (target.root / "shop_pipeline.duckdb").exists()  # reading made nothing

@@ -167,11 +167,18 @@ def connection_target(
 
 
 def open_session(
-    registry: PluginRegistry, config: ProjectConfig, where: ResolvedDestination
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    where: ResolvedDestination,
+    *,
+    read_only: bool = False,
 ) -> DestinationSession:
-    """Connect to ``where`` through its registered adapter."""
+    """Connect to ``where`` through its registered adapter (``read_only``: a reader, which on
+    an embedded engine never creates the database file)."""
     adapter = load_adapter(registry, where.engine)
-    target = connection_target(config, where, setting_keys=adapter.dlt_setting_keys)
+    target = connection_target(
+        config, where, read_only=read_only, setting_keys=adapter.dlt_setting_keys
+    )
     return open_when_free(adapter, target)
 
 

@@ -219,14 +219,17 @@ def reconcile_source(
         assert loaded.source_fn is not None
         source = loaded.source_fn()  # the one instantiation
         naming = source.schema.naming
+        # a reader first: a source never loaded has nothing to reconcile, and opening its
+        # embedded database for writing would create the file
+        with open_session(registry, config, where, read_only=True) as reader:
+            stored = stored_schema(reader, source.schema.name)
+        if stored is None:
+            report.notes.append(
+                f"schema '{source.schema.name}' is not in {where.dataset} yet (never loaded)"
+            )
+            return
         session: DestinationSession = open_session(registry, config, where)
         try:
-            stored = stored_schema(session, source.schema.name)
-            if stored is None:
-                report.notes.append(
-                    f"schema '{source.schema.name}' is not in {where.dataset} yet (never loaded)"
-                )
-                return
             ignored = frozenset(
                 naming.normalize_identifier(c)
                 for c in (*config.injected_columns, *config.source(name).injected_columns,
