@@ -18,7 +18,7 @@ PACKAGE_ROOT = Path(dlt_ops.__file__).parent
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(names.split())
     for names in (
-        "errors redact log clock cron liveness jsonl tables working_state fast_exit",
+        "errors redact log clock cron liveness jsonl atomic_file tables working_state fast_exit",
         "plugins",
         "config adapters dlt_schema",
         "destinations secrets alerts triggers",

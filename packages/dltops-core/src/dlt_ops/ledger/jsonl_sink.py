@@ -9,12 +9,12 @@ the project root (default ``.dlt-ops/runs.jsonl``).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from dlt_ops.atomic_file import write_atomically
 from dlt_ops.errors import ConfigError
 from dlt_ops.jsonl import append_events, read_events
 from dlt_ops.ledger.model import ALL_KEYS, RunRecord
@@ -116,11 +116,8 @@ class JsonlLedgerSink:
         removed = len(runs) - len(keep)
         if removed and not dry_run:
             others = [line for line in self._lines() if line.get("event") not in LEDGER_EVENTS]
-            tmp = self.path.with_suffix(".jsonl.tmp")
-            with open(tmp, "w", encoding="utf-8") as handle:
-                for run in sorted(keep, key=lambda r: r.started_at):
-                    handle.write(json.dumps({"event": "compact", **run.as_json()}) + "\n")
-                for line in others:  # another feature's lines: theirs to prune
-                    handle.write(json.dumps(line) + "\n")
-            os.replace(tmp, self.path)
+            compacted = [{"event": "compact", **r.as_json()}
+                         for r in sorted(keep, key=lambda r: r.started_at)]  # fmt: skip
+            # another feature's lines stay: theirs to prune
+            write_atomically(self.path, "".join(json.dumps(e) + "\n" for e in compacted + others))
         return removed

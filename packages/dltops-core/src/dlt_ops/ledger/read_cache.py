@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Callable, Sequence
-from contextlib import suppress
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ from typing import Any
 from dlt_ops.adapters import ColumnInfo, ConnectionTarget, DestinationAdapter, DestinationSession
 from dlt_ops.adapters.protocol import SqlClient
 from dlt_ops.adapters.statements import Statement
+from dlt_ops.atomic_file import write_atomically
 from dlt_ops.log import get_logger
 
 log = get_logger(__name__)
@@ -131,16 +130,11 @@ class ReadCache:
             if not self._dirty or self._databases is None:
                 return
             doc = {"format": _FORMAT, "databases": self._databases}
-            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                tmp.write_text(json.dumps(doc, separators=(",", ":")))
-                os.replace(tmp, self.path)
+                write_atomically(self.path, json.dumps(doc, separators=(",", ":")))
                 self._dirty = False
             except OSError as exc:
                 log.debug("ledger.read_cache_not_saved", path=str(self.path), error=str(exc))
-                with suppress(OSError):
-                    tmp.unlink(missing_ok=True)
 
 
 def _read_key(kind: str, text: str, params: Sequence[Any]) -> str | None:

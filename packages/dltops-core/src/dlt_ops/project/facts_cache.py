@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dlt_ops import __version__
+from dlt_ops.atomic_file import write_atomically
 from dlt_ops.log import get_logger
 from dlt_ops.project.facts import SourceFacts
 from dlt_ops.project.model import STATE_DIR, Project, SourceInfo
@@ -182,10 +183,7 @@ class FactsCache:
             if (self.root / slot.split("::", 1)[0]).is_file()
         }  # fmt: skip
         try:
-            self.path.parent.mkdir(exist_ok=True)
-            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
             payload = {"version": __version__, "format": FORMAT, "entries": entries}
-            tmp.write_text(json.dumps(payload), "utf-8")
-            os.replace(tmp, self.path)
+            write_atomically(self.path, json.dumps(payload))
         except (OSError, TypeError, ValueError) as exc:
             log.debug("facts_cache.unwritable", path=str(self.path), error=str(exc))

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from dlt_ops import __version__
+from dlt_ops.atomic_file import write_atomically
 from dlt_ops.log import get_logger
 from dlt_ops.project.model import STATE_DIR
 
@@ -147,10 +148,9 @@ class VerdictCache:
         if not self._dirty:
             return
         try:
-            self.path.parent.mkdir(exist_ok=True)
-            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"version": __version__, "entries": self._entries}))
-            os.replace(tmp, self.path)
+            write_atomically(
+                self.path, json.dumps({"version": __version__, "entries": self._entries})
+            )
         except OSError as exc:
             log.debug("sandbox.cache_unwritable", path=str(self.path), error=str(exc))
 

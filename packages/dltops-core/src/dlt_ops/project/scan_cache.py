@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from dlt_ops import __version__
+from dlt_ops.atomic_file import write_atomically
 from dlt_ops.log import get_logger
 from dlt_ops.project.ast_scan import scan_text
 from dlt_ops.project.model import (
@@ -77,10 +77,7 @@ class ScanCache:
                 continue
         document = {"format": _FORMAT, "version": __version__, "entries": entries}
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(document, separators=(",", ":")), "utf-8")
-            os.replace(tmp, self.path)
+            write_atomically(self.path, json.dumps(document, separators=(",", ":")))
         except OSError as exc:  # a read-only checkout still discovers, just without the cache
             log.debug("discovery.cache_not_saved", error=str(exc))
 

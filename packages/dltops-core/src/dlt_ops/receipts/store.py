@@ -9,7 +9,6 @@ Writes are observability, best-effort like the ledger; the caller isolates each 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from datetime import datetime
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dlt_ops.adapters import Statement
+from dlt_ops.atomic_file import write_atomically
 from dlt_ops.jsonl import append_events, read_events
 from dlt_ops.receipts.model import RECEIPT_KEYS, RECEIPTS_TABLE, RECEIPTS_TABLE_NAME, ReceiptRow
 
@@ -135,9 +135,7 @@ class JsonlReceiptStore:
                 else:
                     keep.append(raw if raw.endswith("\n") else raw + "\n")
         if removed and not dry_run:
-            tmp = self.path.with_suffix(".receipts.tmp")
-            tmp.write_text("".join(keep), encoding="utf-8")
-            os.replace(tmp, self.path)
+            write_atomically(self.path, "".join(keep))
         return removed
 
 

@@ -15,12 +15,12 @@ unknown" for an earlier package, which is logged, never fatal.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dlt_ops.atomic_file import write_atomically
 from dlt_ops.log import get_logger
 
 log = get_logger(__name__)
@@ -54,10 +54,7 @@ class PackageBook:
 
     def _write(self, data: dict[str, dict[str, Any]]) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data, sort_keys=True), "utf-8")
-            os.replace(tmp, self.path)
+            write_atomically(self.path, json.dumps(data, sort_keys=True))
         except OSError as exc:
             log.warning("packages.book_not_written", path=str(self.path), error=str(exc))
 
