@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import fcntl
 import json
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 
 def append_events(path: Path, events: Iterable[dict[str, Any]]) -> None:
@@ -16,9 +18,30 @@ def append_events(path: Path, events: Iterable[dict[str, Any]]) -> None:
     if not text:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        with open(path, "a", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            if _still_at(handle, path):
+                handle.write(text)
+                return
+        # a prune replaced the file while this append waited for the lock: the lines belong
+        # in the new file, not in the unlinked one
+
+
+def _still_at(handle: IO[str], path: Path) -> bool:
+    try:
+        return os.fstat(handle.fileno()).st_ino == os.stat(path).st_ino
+    except FileNotFoundError:
+        return False
+
+
+@contextmanager
+def rewriting(path: Path) -> Iterator[None]:
+    """Hold ``path``'s append lock while it is read and replaced (``write_atomically``):
+    appends wait, then go to the new file, so no line lands in the replaced one and is lost."""
     with open(path, "a", encoding="utf-8") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
-        handle.write(text)
+        yield
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from dlt_ops.atomic_file import write_atomically
 from dlt_ops.errors import ConfigError
-from dlt_ops.jsonl import append_events, read_events
+from dlt_ops.jsonl import append_events, read_events, rewriting
 from dlt_ops.ledger.model import ALL_KEYS, RunRecord
 from dlt_ops.ledger.sinks import LedgerQuery, LedgerSinkContext
 
@@ -108,16 +108,19 @@ class JsonlLedgerSink:
         return selected[: query.limit]
 
     def prune(self, older_than: datetime, *, dry_run: bool) -> int:
-        """Rewrite the file without runs started before ``older_than``."""
-        runs = self._fold()
-        if not runs:
-            return 0
-        keep = [r for r in runs if r.started_at >= older_than]
-        removed = len(runs) - len(keep)
-        if removed and not dry_run:
-            others = [line for line in self._lines() if line.get("event") not in LEDGER_EVENTS]
-            compacted = [{"event": "compact", **r.as_json()}
-                         for r in sorted(keep, key=lambda r: r.started_at)]  # fmt: skip
-            # another feature's lines stay: theirs to prune
-            write_atomically(self.path, "".join(json.dumps(e) + "\n" for e in compacted + others))
+        """Rewrite the file without runs started before ``older_than`` (appends wait)."""
+        if dry_run or not self.path.exists():
+            runs = self._fold() or []
+            return sum(1 for r in runs if r.started_at < older_than)
+        with rewriting(self.path):
+            runs = self._fold() or []
+            keep = [r for r in runs if r.started_at >= older_than]
+            removed = len(runs) - len(keep)
+            if removed:
+                others = [e for e in self._lines() if e.get("event") not in LEDGER_EVENTS]
+                compacted = [{"event": "compact", **r.as_json()}
+                             for r in sorted(keep, key=lambda r: r.started_at)]  # fmt: skip
+                # another feature's lines stay: theirs to prune
+                text = "".join(json.dumps(e) + "\n" for e in compacted + others)
+                write_atomically(self.path, text)
         return removed

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from dlt_ops.adapters import Statement
 from dlt_ops.atomic_file import write_atomically
-from dlt_ops.jsonl import append_events, read_events
+from dlt_ops.jsonl import append_events, read_events, rewriting
 from dlt_ops.receipts.model import RECEIPT_KEYS, RECEIPTS_TABLE, RECEIPTS_TABLE_NAME, ReceiptRow
 
 if TYPE_CHECKING:
@@ -119,23 +119,24 @@ class JsonlReceiptStore:
         other line (the ledger's) is kept as it is."""
         if not self.path.exists():
             return 0
-        keep: list[str] = []
-        removed = 0
-        with open(self.path, encoding="utf-8") as handle:
-            for raw in handle:
-                try:
-                    line = json.loads(raw)
-                    old = line.get("event") == RECEIPT_EVENT and (
-                        datetime.fromisoformat(line["run_started_at"]) < older_than
-                    )
-                except (ValueError, KeyError, TypeError):
-                    old = False
-                if old:
-                    removed += 1
-                else:
-                    keep.append(raw if raw.endswith("\n") else raw + "\n")
-        if removed and not dry_run:
-            write_atomically(self.path, "".join(keep))
+        with rewriting(self.path):  # a run appending meanwhile waits, then lands in the new file
+            keep: list[str] = []
+            removed = 0
+            with open(self.path, encoding="utf-8") as handle:
+                for raw in handle:
+                    try:
+                        line = json.loads(raw)
+                        old = line.get("event") == RECEIPT_EVENT and (
+                            datetime.fromisoformat(line["run_started_at"]) < older_than
+                        )
+                    except (ValueError, KeyError, TypeError):
+                        old = False
+                    if old:
+                        removed += 1
+                    else:
+                        keep.append(raw if raw.endswith("\n") else raw + "\n")
+            if removed and not dry_run:
+                write_atomically(self.path, "".join(keep))
         return removed
 
 
