@@ -323,7 +323,8 @@ def measure_checkpoints(run: Run) -> list[Result]:
     size = ["--pages", "2", "--rows", "5"] if run.smoke else []
     # an extract takes under a second, and the 3 % this target resolves is well inside this
     # machine's drift between minutes: twice the samples (+1) cost ~1 min more in all
-    size += ["--runs", str(run.runs if run.smoke else 2 * run.runs + 1)]
+    samples = run.runs if run.smoke else 2 * run.runs + 1
+    size += ["--runs", str(samples)]
     cmd = [OURS.python, str(HERE / "bench_checkpoints.py"), *size, "--json", str(out)]
     if not run.postgres:
         cmd.append("--skip-postgres")
@@ -339,7 +340,7 @@ def measure_checkpoints(run: Run) -> list[Result]:
                    "≥ 0.97", None, ratio, f"{ratio.median:.3f}", ratio.median >= 0.97)
         )  # fmt: skip
     run.notes.append(
-        f"checkpoints: {2 * run.runs + 1} samples per variant, in one process per path, "
+        f"checkpoints: {samples} samples per variant, in one process per path, "
         "variants alternating; the figure is "
         "median(plain extract s) / median(checkpointed extract s); no reference (0.1 has no "
         "comparable path)"

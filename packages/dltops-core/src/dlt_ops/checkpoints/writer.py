@@ -31,8 +31,8 @@ from dlt_ops.redact import redact
 log = get_logger(__name__)
 
 #: Group commit: a row queued within this long of the last commit waits for it (see _loop).
-#: A commit costs 2-5 ms of CPU on an embedded engine: at 50 ms a 1000-page extract made ~18 of them
-#: (~80 ms of writer CPU), at 250 ms ~5 (~36 ms); a kill loses at most this much progress.
+#: A commit costs 2-5 ms of CPU on an embedded engine: at 50 ms a 1000-page extract made ~18
+#: of them (~80 ms of writer CPU), at 250 ms ~5 (~36 ms); a kill loses at most this much.
 GROUP_S = 0.25
 #: How long ``flush`` waits for a stuck writer before giving up (the run is not held hostage).
 FLUSH_TIMEOUT_S = 60.0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from contextlib import nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -76,11 +77,15 @@ class JsonlLedgerSink:
         runs = [r for r in self._fold() or [] if r.run_id.startswith(ref)]
         return sorted(runs, key=lambda r: r.started_at, reverse=True)
 
-    def _fold(self) -> list[RunRecord] | None:
-        if not self.path.exists():
-            return None
+    def _fold(self, lines: list[dict[str, Any]] | None = None) -> list[RunRecord] | None:
+        """The latest record of every run; ``None`` when the file does not exist (``lines``:
+        the file's lines when the caller has already read them)."""
+        if lines is None:
+            if not self.path.exists():
+                return None
+            lines = self._lines()
         latest: dict[tuple[str, str, str], RunRecord] = {}
-        for line in self._lines():
+        for line in lines:
             if line.get("event") not in LEDGER_EVENTS:
                 continue
             try:
@@ -109,15 +114,15 @@ class JsonlLedgerSink:
 
     def prune(self, older_than: datetime, *, dry_run: bool) -> int:
         """Rewrite the file without runs started before ``older_than`` (appends wait)."""
-        if dry_run or not self.path.exists():
-            runs = self._fold() or []
-            return sum(1 for r in runs if r.started_at < older_than)
-        with rewriting(self.path):
-            runs = self._fold() or []
+        if not self.path.exists():
+            return 0
+        with nullcontext() if dry_run else rewriting(self.path):
+            lines = self._lines()
+            runs = self._fold(lines) or []
             keep = [r for r in runs if r.started_at >= older_than]
             removed = len(runs) - len(keep)
-            if removed:
-                others = [e for e in self._lines() if e.get("event") not in LEDGER_EVENTS]
+            if removed and not dry_run:
+                others = [e for e in lines if e.get("event") not in LEDGER_EVENTS]
                 compacted = [{"event": "compact", **r.as_json()}
                              for r in sorted(keep, key=lambda r: r.started_at)]  # fmt: skip
                 # another feature's lines stay: theirs to prune

@@ -119,7 +119,8 @@ class JsonlReceiptStore:
         other line (the ledger's) is kept as it is."""
         if not self.path.exists():
             return 0
-        with rewriting(self.path):  # a run appending meanwhile waits, then lands in the new file
+        # a run appending meanwhile waits, then lands in the new file
+        with nullcontext() if dry_run else rewriting(self.path):
             keep: list[str] = []
             removed = 0
             with open(self.path, encoding="utf-8") as handle:
