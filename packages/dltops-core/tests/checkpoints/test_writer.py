@@ -87,3 +87,46 @@ def test_rows_queued_during_the_group_wait_do_not_wake_the_writer(
     assert writer.flush(timeout=30)
     assert session.batches[1] == list(range(20, 220, 10))
     writer.close()
+
+
+def test_the_wait_after_a_commit_scales_with_what_the_commit_took() -> None:
+    share = writer_module.WRITE_SHARE
+    assert writer_module.commit_gap(0.0) == writer_module.GROUP_S  # a fast commit: the floor
+    slow = 10 * writer_module.GROUP_S * share  # a commit slow enough to lift the wait
+    assert writer_module.commit_gap(slow) == pytest.approx(slow / share)
+    assert writer_module.commit_gap(3600.0) == writer_module.GROUP_MAX_S  # bounded: a kill
+    # loses at most GROUP_MAX_S of progress
+
+
+class SlowSession(RecordingSession):
+    """A destination whose every statement takes ``seconds`` (a warehouse, a busy host)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+        self.second_commit_done = threading.Event()
+
+    def execute(self, stmt: Statement, *params: Any) -> int:
+        took = threading.Event()
+        took.wait(self.seconds)  # the statement's own duration, not a wait for the test
+        if self.batches:
+            self.second_commit_done.set()
+        return super().execute(stmt, *params)
+
+
+def test_rows_after_a_slow_commit_wait_longer(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a 50 ms commit at a 1 % share: rows queued after it wait ~5 s, not the 250 ms floor,
+    # so a destination whose statements are slow is not kept busy by the writer
+    monkeypatch.setattr(writer_module, "WRITE_SHARE", 0.01, raising=False)
+    monkeypatch.setattr(writer_module, "GROUP_MAX_S", 3600.0, raising=False)
+    session = SlowSession(0.05)
+    writer = _writer(session)  # type: ignore[arg-type]
+    writer.submit((1,), 10, 100, "v1")
+    assert session.first_commit_done.wait(30)
+    writer.submit((2,), 20, 200, "v2")
+    writer.submit((3,), 30, 300, "v3")
+    # with the fixed 250 ms floor the second commit would land well inside a second
+    assert not session.second_commit_done.wait(1.0)
+    assert writer.flush(timeout=30)  # flush still cuts the longer wait
+    assert session.batches == [[1], [2, 3]]
+    writer.close()

@@ -6,9 +6,12 @@ hands each row to this writer and keeps yielding; the writer inserts whatever ha
 one multi-row statement (one commit), through the same ``DestinationSession`` (its lock
 serializes the writer with the run's other users of the connection).
 
-Rows group-commit: a row queued within :data:`GROUP_S` of the last commit waits for that
-delay to pass, so a fast extract (a checkpoint every few milliseconds) pays one fsync per
-:data:`GROUP_S` instead of one per batch that happened to queue; ``flush()`` cuts the wait.
+Rows group-commit: a row queued soon after the last commit waits and lands with whatever
+queued meanwhile, so a fast extract (a checkpoint every few milliseconds) pays one commit per
+wait instead of one per row; ``flush()`` cuts the wait. The wait scales with what the last
+commit took (:data:`WRITE_SHARE`), between :data:`GROUP_S` and :data:`GROUP_MAX_S`: the writer
+stays a small, fixed share of the extract's time on a fast embedded file and on a warehouse
+whose every statement takes seconds alike.
 
 Nothing is coalesced away: every submitted row is written or reported at ERROR. ``flush()``
 waits until everything submitted so far has landed; the decorator calls it before marking rows
@@ -30,12 +33,22 @@ from dlt_ops.redact import redact
 
 log = get_logger(__name__)
 
-#: Group commit: a row queued within this long of the last commit waits for it (see _loop).
-#: A commit costs 2-5 ms of CPU on an embedded engine: at 50 ms a 1000-page extract made ~18
-#: of them (~80 ms of writer CPU), at 250 ms ~5 (~36 ms); a kill loses at most this much.
+#: Group commit: the shortest wait between two commits (see _loop). A commit costs 2-5 ms of
+#: CPU on an embedded engine: at 50 ms a 1000-page extract made ~18 of them.
 GROUP_S = 0.25
+#: ... and the longest: a process killed mid-extract loses at most this much progress.
+GROUP_MAX_S = 30.0
+#: Between the two, the wait is the last commit's duration divided by this share, so the
+#: writer is busy at most ~1 % of the extract's time (CPU and GIL it takes from the extract).
+WRITE_SHARE = 0.01
 #: How long ``flush`` waits for a stuck writer before giving up (the run is not held hostage).
 FLUSH_TIMEOUT_S = 60.0
+
+
+def commit_gap(took_s: float) -> float:
+    """How long rows wait after a commit that took ``took_s``: :data:`WRITE_SHARE` of the
+    time goes to writing, within [:data:`GROUP_S`, :data:`GROUP_MAX_S`]."""
+    return min(GROUP_MAX_S, max(GROUP_S, took_s / WRITE_SHARE))
 
 
 class CheckpointWriter:
@@ -59,6 +72,7 @@ class CheckpointWriter:
         self.written = 0
         self.failed = 0
         self._last_commit = float("-inf")  # the first row goes at once
+        self._gap = GROUP_S  # the wait after the last commit (see _loop)
         self._hurry = 0  # flush() callers waiting: write at once
 
     def submit(self, row: Sequence[Any], page: int, records: int, value: str) -> None:
@@ -85,18 +99,20 @@ class CheckpointWriter:
                     self._cond.wait()
                 if not self._pending:
                     return
-                # group commit: rows that queue up within GROUP_S of the last commit wait for
-                # it and land together (a commit fsyncs); flush() and close() cut the wait
-                due = self._last_commit + GROUP_S
+                # group commit: rows that queue up within the gap after the last commit wait
+                # for it and land together; flush() and close() cut the wait
+                due = self._last_commit + self._gap
                 while not (self._stop or self._hurry) and (left := due - time.monotonic()) > 0:
                     self._cond.wait(left)
                 batch, self._pending = self._pending, []
                 self._busy = True
+            started = time.monotonic()
             try:
                 self._write(batch)
             finally:
                 with self._cond:
                     self._last_commit = time.monotonic()
+                    self._gap = commit_gap(self._last_commit - started)
                     self._busy = False
                     self._cond.notify_all()
 
