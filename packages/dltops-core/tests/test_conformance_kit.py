@@ -95,6 +95,14 @@ class StaleStampAdapter(DuckDBAdapter):
         return "always-the-same"
 
 
+class MisalignedInsertAdapter(DuckDBAdapter):
+    # a bulk insert that orders each column on its own: every value lands, rows come apart
+
+    def insert_rows(self, client, dataset, spec, rows):
+        columns = [sorted(c, key=lambda v: (v is None, str(v))) for c in zip(*rows)]
+        return super().insert_rows(client, dataset, spec, list(zip(*columns)))
+
+
 class SqliteAdapter(SqlAdapterBase):
     '''sqlite3, one file; a dataset is a table-name prefix.'''
 
@@ -187,6 +195,14 @@ class TestStaleStamp(_Base):
         return StaleStampAdapter()
 
 
+class TestMisalignedInsert(_Base):
+    __test__ = True
+
+    @pytest.fixture
+    def adapter(self):
+        return MisalignedInsertAdapter()
+
+
 class TestSqlite(_Base):
     __test__ = True
 
@@ -275,3 +291,13 @@ def test_kit_fails_an_adapter_whose_content_stamp_survives_a_write(
 ) -> None:
     assert kit_outcomes["TestStaleStamp::test_content_stamp_never_outlives_a_write"] == "FAILED"
     assert kit_outcomes["TestFormatting::test_content_stamp_never_outlives_a_write"] == "PASSED"
+
+
+def test_kit_fails_an_adapter_whose_bulk_insert_mixes_up_rows(
+    kit_outcomes: dict[str, str],
+) -> None:
+    name = "test_insert_rows_lands_every_row_in_order"
+    assert kit_outcomes[f"TestMisalignedInsert::{name}"] == "FAILED"
+    # the honest DuckDB bulk form passes (the default multi-row VALUES is run by the kit on
+    # the derived adapters and on PostgreSQL and BigQuery)
+    assert kit_outcomes[f"TestStaleStamp::{name}"] == "PASSED"

@@ -43,6 +43,7 @@ _ADAPTER_METHODS = (
     "dlt_destination",
     "measured_cost",
     "content_stamp",
+    "insert_rows",
     "close",
     "quote_identifier",
     "table_ref",

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from dlt_ops.adapters import Statement
+from dlt_ops.adapters import TableSpec
 from dlt_ops.checkpoints import writer as writer_module
+from dlt_ops.checkpoints.table import table_spec
 from dlt_ops.checkpoints.writer import CheckpointWriter
 
 
@@ -20,14 +21,14 @@ class RecordingSession:
         self.batches: list[list[Any]] = []
         self.first_commit_done = threading.Event()
 
-    def execute(self, stmt: Statement, *params: Any) -> int:
-        self.batches.append(list(params))
+    def insert_rows(self, spec: TableSpec, rows: list[tuple[Any, ...]]) -> int:
+        self.batches.append([value for row in rows for value in row])
         self.first_commit_done.set()
-        return len(params)
+        return len(rows)
 
 
 def _writer(session: RecordingSession) -> CheckpointWriter:
-    return CheckpointWriter(session, lambda n: Statement(f"INSERT {n}"), "[events]", "events")  # type: ignore[arg-type]
+    return CheckpointWriter(session, table_spec("_dlt_custom_checkpoints"), "[events]", "events")  # type: ignore[arg-type]
 
 
 def test_rows_queued_after_a_commit_share_the_next_one(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -106,12 +107,12 @@ class SlowSession(RecordingSession):
         self.seconds = seconds
         self.second_commit_done = threading.Event()
 
-    def execute(self, stmt: Statement, *params: Any) -> int:
+    def insert_rows(self, spec: TableSpec, rows: list[tuple[Any, ...]]) -> int:
         took = threading.Event()
         took.wait(self.seconds)  # the statement's own duration, not a wait for the test
         if self.batches:
             self.second_commit_done.set()
-        return super().execute(stmt, *params)
+        return super().insert_rows(spec, rows)
 
 
 def test_rows_after_a_slow_commit_wait_longer(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import threading
@@ -10,7 +11,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from dlt_ops.adapters import Capabilities, ColumnInfo, ConnectionTarget, SqlAdapterBase, Statement
+from dlt_ops.adapters import (
+    Capabilities,
+    ColumnInfo,
+    ConnectionTarget,
+    SqlAdapterBase,
+    Statement,
+    TableSpec,
+)
 
 __all__ = ["MEMORY", "DuckDBAdapter", "database_path"]
 
@@ -50,6 +58,14 @@ _COLUMNS = Statement(
     "WHERE database_name = current_database() AND schema_name = ? AND table_name = ? "
     "ORDER BY column_index"
 )
+
+
+@functools.lru_cache(maxsize=32)
+def _unnest_insert(table: str, columns: tuple[str, ...]) -> Statement:
+    """``INSERT ... SELECT unnest(?), ...``: one bound list per column, zipped back into rows."""
+    names = ", ".join(f'"{c}"' for c in columns)
+    lists = ", ".join("unnest(?)" for _ in columns)
+    return Statement(f"INSERT INTO {{{table}}} ({names}) SELECT {lists}")
 
 
 class _AbsentDatabase:
@@ -184,6 +200,18 @@ class DuckDBAdapter(SqlAdapterBase):
                 # this process already holds the file read-write (an in-process run)
                 return duckdb.connect(path)
         return duckdb.connect(path)
+
+    def insert_rows(
+        self, client: Any, dataset: str, spec: TableSpec, rows: Sequence[Sequence[Any]]
+    ) -> int:
+        """One list per column instead of one parameter per value: DuckDB's binding and
+        planning grow with the parameter count, so 100 checkpoint rows of 10 columns cost
+        ~16 ms of CPU as a ``VALUES`` list and ~4 ms as ten lists."""
+        if not rows:
+            return 0
+        stmt = _unnest_insert(spec.name, tuple(c.name for c in spec.columns))
+        columns = [list(column) for column in zip(*rows, strict=True)]  # a short row raises
+        return self.execute(client, dataset, stmt, columns)
 
     def fetch_columns(self, client: Any, dataset: str, table: str) -> list[ColumnInfo] | None:
         """Columns from this connection's own catalog; ``None`` when the table is absent."""

@@ -7,7 +7,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from dlt_ops.adapters.model import Capabilities, ColumnInfo, ConnectionTarget, TableSpec
-from dlt_ops.adapters.statements import Statement
+from dlt_ops.adapters.statements import Statement, flatten, insert_values
 from dlt_ops.plugins.kinds import Kind
 
 
@@ -31,9 +31,9 @@ class DestinationAdapter(Protocol):
     ``DestinationSession`` serializing the calls). Open clients so any thread may use them.
 
     Optional members (``dlt_setting_keys``, ``project_files``, ``dlt_destination``,
-    ``measured_cost``, ``content_stamp``) have defaults here, which an adapter inherits by
-    subclassing this protocol (or ``SqlAdapterBase``, which does) and overrides where its
-    engine has something to say.
+    ``measured_cost``, ``content_stamp``, ``insert_rows``) have defaults here, which an
+    adapter inherits by subclassing this protocol (or ``SqlAdapterBase``, which does) and
+    overrides where its engine has something to say.
     """
 
     # Read-only properties here, so an adapter may declare them as plain class attributes.
@@ -114,6 +114,18 @@ class DestinationAdapter(Protocol):
         ``run`` is the run's ledger record (``started_at``, ``completed_at``, ``dlt_run_id``...).
         """
         return None
+
+    def insert_rows(
+        self, client: SqlClient, dataset: str, spec: TableSpec, rows: Sequence[Sequence[Any]]
+    ) -> int:
+        """Insert ``rows`` (values in ``spec.columns`` order) in one statement, one commit;
+        return rows affected. The default binds every value of a multi-row ``VALUES``; an
+        engine with a cheaper bulk form (bound arrays) overrides it."""
+        if not rows:
+            return 0
+        columns = tuple(c.name for c in spec.columns)
+        stmt = insert_values(spec.name, columns, len(rows))
+        return self.execute(client, dataset, stmt, flatten(rows))
 
     def content_stamp(self, target: ConnectionTarget) -> str | None:
         """A fingerprint of everything a read of ``target`` could see, taken without

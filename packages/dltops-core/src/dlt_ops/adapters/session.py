@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -37,6 +37,11 @@ class DestinationSession:
         """Rows affected by ``stmt``."""
         with self._lock:
             return self.adapter.execute(self.client, self.dataset, stmt, params)
+
+    def insert_rows(self, spec: TableSpec, rows: Sequence[Sequence[Any]]) -> int:
+        """Insert ``rows`` into ``spec``'s table in one statement (the adapter's bulk form)."""
+        with self._lock:
+            return self.adapter.insert_rows(self.client, self.dataset, spec, rows)
 
     def query(self, stmt: Statement, *params: Any) -> list[tuple[Any, ...]]:
         """All rows of ``stmt``."""

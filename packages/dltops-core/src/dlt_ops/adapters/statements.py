@@ -13,8 +13,9 @@ parameters *before* anything reaches the driver.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from dlt_ops.errors import StatementError
 
@@ -134,3 +135,17 @@ class Statement:
 def sql(text: str) -> Statement:
     """Shorthand for ``Statement(text)``."""
     return Statement(text)
+
+
+@lru_cache(maxsize=64)
+def insert_values(table: str, columns: tuple[str, ...], n_rows: int) -> Statement:
+    """``INSERT INTO {table} (columns) VALUES (...), ...`` for ``n_rows`` rows of bound values
+    (parsed once per shape: a batch size recurs)."""
+    row = "(" + ", ".join("?" for _ in columns) + ")"
+    names = ", ".join(f'"{c}"' for c in columns)
+    return Statement(f"INSERT INTO {{{table}}} ({names}) VALUES {', '.join([row] * n_rows)}")
+
+
+def flatten(rows: Sequence[Sequence[object]]) -> list[object]:
+    """Row values in row order, as :func:`insert_values` binds them."""
+    return [value for row in rows for value in row]

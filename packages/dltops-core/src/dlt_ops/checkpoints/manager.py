@@ -26,7 +26,6 @@ from dlt_ops.adapters import DestinationSession
 from dlt_ops.checkpoints.table import (
     ACTIVE,
     COMPLETED,
-    insert_rows,
     parse_value,
     serialize_value,
     statements,
@@ -262,9 +261,8 @@ class CheckpointManager:
         )
         if self.writer is None:
             assert self.session is not None
-            table = self.table
             self.writer = CheckpointWriter(
-                self.session, lambda n: insert_rows(table, n), self.tag, self.resource_name
+                self.session, table_spec(self.table), self.tag, self.resource_name
             )
         self.writer.submit(row, self.page_count, self.records_count, value)
 

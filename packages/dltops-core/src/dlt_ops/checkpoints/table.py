@@ -106,16 +106,6 @@ def statements(name: str) -> Statements:
     )
 
 
-@lru_cache(maxsize=64)
-def insert_rows(name: str, n: int) -> Statement:
-    """``INSERT`` of ``n`` rows in one statement (one commit for a batch of checkpoints)."""
-    check_identifier(name, subject="checkpoint_table")
-    row = "(" + ", ".join("?" for _ in COLUMNS) + ")"
-    return Statement(
-        f"INSERT INTO {{{name}}} ({', '.join(COLUMNS)}) VALUES {', '.join(row for _ in range(n))}"
-    )
-
-
 # -- cursor values ---------------------------------------------------------------------------
 
 

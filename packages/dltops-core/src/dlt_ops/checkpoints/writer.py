@@ -3,8 +3,9 @@
 A commit on the destination costs milliseconds (embedded engines fsync on commit), which
 would otherwise be paid inside the extract loop, once per ``frequency`` pages. The generator
 hands each row to this writer and keeps yielding; the writer inserts whatever has queued up in
-one multi-row statement (one commit), through the same ``DestinationSession`` (its lock
-serializes the writer with the run's other users of the connection).
+one statement (one commit; the adapter's ``insert_rows``), through the same
+``DestinationSession`` (its lock serializes the writer with the run's other users of the
+connection).
 
 Rows group-commit: a row queued soon after the last commit waits and lands with whatever
 queued meanwhile, so a fast extract (a checkpoint every few milliseconds) pays one commit per
@@ -24,10 +25,10 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from dlt_ops.adapters import DestinationSession, Statement
+from dlt_ops.adapters import DestinationSession, TableSpec
 from dlt_ops.log import get_logger
 from dlt_ops.redact import redact
 
@@ -57,12 +58,12 @@ class CheckpointWriter:
     def __init__(
         self,
         session: DestinationSession,
-        insert: Callable[[int], Statement],
+        spec: TableSpec,
         tag: str,
         resource: str,
     ) -> None:
         self.session = session
-        self.insert = insert
+        self.spec = spec
         self.tag, self.resource = tag, resource
         self._pending: list[tuple[tuple[Any, ...], int, int, str]] = []
         self._busy = False
@@ -117,9 +118,8 @@ class CheckpointWriter:
                     self._cond.notify_all()
 
     def _write(self, batch: list[tuple[tuple[Any, ...], int, int, str]]) -> None:
-        params = [value for row, *_ in batch for value in row]
         try:
-            self.session.execute(self.insert(len(batch)), *params)
+            self.session.insert_rows(self.spec, [row for row, *_ in batch])
         except Exception as exc:  # bookkeeping never kills a healthy extract
             self.failed += len(batch)
             for _, page, _, _ in batch:

@@ -443,6 +443,37 @@ class DestinationAdapterSuite(abc.ABC):
         cutoff = datetime(2026, 7, 16, 15, 49, 27, 906871, tzinfo=UTC)
         assert adapter.query(probe, dataset, later, (cutoff,)) == [(1,)]
 
+    # -- bulk insert ---------------------------------------------------------------------------
+
+    def test_insert_rows_lands_every_row_in_order(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        # what checkpoint writers hand over: a batch of rows with NULLs scattered, a column that
+        # is NULL in every row, hostile text, and instants in several offsets
+        plus_two = timezone(timedelta(hours=2))
+        t0 = datetime(2026, 7, 16, 15, 49, 27, 906870, tzinfo=UTC)
+        rows = [
+            (
+                i,
+                None if i % 7 == 0 else HOSTILE_VALUES[i % len(HOSTILE_VALUES)] + f" #{i}",
+                None if i % 5 == 0 else i / 4 - 3.5,
+                None,
+                None if i % 3 == 0 else (t0 + timedelta(seconds=i)).astimezone(plus_two),
+            )
+            for i in range(1, 61)
+        ]
+        rows[0] = (2**62, "Zürich — 東京 — 🚀", -1.5e300, None, t0)
+        for batch in (rows[:1], rows[1:]):
+            landed = adapter.insert_rows(probe, dataset, PROBE, batch)
+            if adapter.capabilities.rowcount:
+                assert landed == len(batch)
+        got = adapter.query(
+            probe, dataset, Statement("SELECT id, txt, num, flag, ts FROM {kit_probe}")
+        )
+        assert sorted(got, key=lambda r: r[0]) == sorted(rows, key=lambda r: r[0])
+        assert adapter.insert_rows(probe, dataset, PROBE, []) == 0
+        assert adapter.query(probe, dataset, COUNT) == [(len(rows),)]
+
     # -- the threading contract ----------------------------------------------------------------
 
     def test_connection_used_from_a_second_thread(
