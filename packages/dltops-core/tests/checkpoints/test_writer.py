@@ -131,3 +131,21 @@ def test_rows_after_a_slow_commit_wait_longer(monkeypatch: pytest.MonkeyPatch) -
     assert writer.flush(timeout=30)  # flush still cuts the longer wait
     assert session.batches == [[1], [2, 3]]
     writer.close()
+
+
+def test_a_long_queue_lands_in_statements_of_bounded_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    # engines bound a statement's parameters: a long wait must not make one giant INSERT
+    monkeypatch.setattr(writer_module, "GROUP_S", 3600.0)
+    session = RecordingSession()
+    writer = _writer(session)
+    writer.submit((0,), 1, 1, "v0")
+    assert session.first_commit_done.wait(30)
+    queued = 2 * writer_module.MAX_ROWS + 7
+    for page in range(1, queued + 1):
+        writer.submit((page,), page, page, f"v{page}")
+    assert writer.flush(timeout=30)
+    sizes = [len(batch) for batch in session.batches[1:]]
+    assert sizes == [writer_module.MAX_ROWS, writer_module.MAX_ROWS, 7]
+    assert [v for batch in session.batches for v in batch] == list(range(queued + 1))
+    assert writer.written == queued + 1
+    writer.close()

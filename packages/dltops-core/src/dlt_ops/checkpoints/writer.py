@@ -42,6 +42,9 @@ GROUP_MAX_S = 30.0
 #: Between the two, the wait is the last commit's duration divided by this share, so the
 #: writer is busy at most ~1 % of the extract's time (CPU and GIL it takes from the extract).
 WRITE_SHARE = 0.01
+#: Rows per statement: a long wait on a fast extract can queue thousands, and engines bound a
+#: statement's parameters (BigQuery: 10,000; 500 rows of 10 columns stay under it).
+MAX_ROWS = 500
 #: How long ``flush`` waits for a stuck writer before giving up (the run is not held hostage).
 FLUSH_TIMEOUT_S = 60.0
 
@@ -109,7 +112,8 @@ class CheckpointWriter:
                 self._busy = True
             started = time.monotonic()
             try:
-                self._write(batch)
+                for start in range(0, len(batch), MAX_ROWS):
+                    self._write(batch[start : start + MAX_ROWS])
             finally:
                 with self._cond:
                     self._last_commit = time.monotonic()
