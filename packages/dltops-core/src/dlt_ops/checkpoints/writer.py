@@ -43,7 +43,7 @@ GROUP_MAX_S = 30.0
 #: writer is busy at most ~1 % of the extract's time (CPU and GIL it takes from the extract).
 WRITE_SHARE = 0.01
 #: Rows per statement: a long wait on a fast extract can queue thousands, and engines bound a
-#: statement's parameters (BigQuery: 10,000; 500 rows of 10 columns stay under it).
+#: statement's parameters (the tightest we ship: 10,000; 500 rows of 10 columns stay under it).
 MAX_ROWS = 500
 #: How long ``flush`` waits for a stuck writer before giving up (the run is not held hostage).
 FLUSH_TIMEOUT_S = 60.0
