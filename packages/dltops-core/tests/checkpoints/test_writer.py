@@ -31,13 +31,20 @@ def _writer(session: RecordingSession) -> CheckpointWriter:
     return CheckpointWriter(session, table_spec("_dlt_custom_checkpoints"), "[events]", "events")  # type: ignore[arg-type]
 
 
+def _past_first_commit(session: RecordingSession, first: int = 1) -> CheckpointWriter:
+    """A writer whose first row (``(first,)``) has landed: the first row goes at once, so
+    rows submitted from here on wait out the group-commit delay."""
+    writer = _writer(session)
+    writer.submit((first,), 10, 100, f"v{first}")
+    assert session.first_commit_done.wait(30)
+    return writer
+
+
 def test_rows_queued_after_a_commit_share_the_next_one(monkeypatch: pytest.MonkeyPatch) -> None:
     # a delay far longer than the test: only flush() can make the second batch land
     monkeypatch.setattr(writer_module, "GROUP_S", 3600.0)
     session = RecordingSession()
-    writer = _writer(session)
-    writer.submit((1,), 10, 100, "v1")
-    assert session.first_commit_done.wait(30)  # the first row goes at once: nothing to wait for
+    writer = _past_first_commit(session)
     for page in range(20, 70, 10):
         writer.submit((page,), page, page * 10, f"v{page}")
     assert writer.flush(timeout=30)  # cuts the delay: returns as soon as the rows landed
@@ -49,9 +56,7 @@ def test_rows_queued_after_a_commit_share_the_next_one(monkeypatch: pytest.Monke
 def test_close_writes_what_is_still_queued(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(writer_module, "GROUP_S", 3600.0)
     session = RecordingSession()
-    writer = _writer(session)
-    writer.submit((1,), 10, 100, "v1")
-    assert session.first_commit_done.wait(30)
+    writer = _past_first_commit(session)
     writer.submit((2,), 20, 200, "v2")
     writer.close()
     assert session.batches == [[1], [2]] and writer.written == 2
@@ -121,9 +126,7 @@ def test_rows_after_a_slow_commit_wait_longer(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(writer_module, "WRITE_SHARE", 0.01, raising=False)
     monkeypatch.setattr(writer_module, "GROUP_MAX_S", 3600.0, raising=False)
     session = SlowSession(0.05)
-    writer = _writer(session)  # type: ignore[arg-type]
-    writer.submit((1,), 10, 100, "v1")
-    assert session.first_commit_done.wait(30)
+    writer = _past_first_commit(session)
     writer.submit((2,), 20, 200, "v2")
     writer.submit((3,), 30, 300, "v3")
     # with the fixed 250 ms floor the second commit would land well inside a second
@@ -137,9 +140,7 @@ def test_a_long_queue_lands_in_statements_of_bounded_size(monkeypatch: pytest.Mo
     # engines bound a statement's parameters: a long wait must not make one giant INSERT
     monkeypatch.setattr(writer_module, "GROUP_S", 3600.0)
     session = RecordingSession()
-    writer = _writer(session)
-    writer.submit((0,), 1, 1, "v0")
-    assert session.first_commit_done.wait(30)
+    writer = _past_first_commit(session, first=0)
     queued = 2 * writer_module.MAX_ROWS + 7
     for page in range(1, queued + 1):
         writer.submit((page,), page, page, f"v{page}")
