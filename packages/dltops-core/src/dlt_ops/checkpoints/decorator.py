@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from dlt_ops.adapters import check_identifier
+from dlt_ops.checkpoints import finisher
 from dlt_ops.checkpoints.manager import CheckpointManager
 from dlt_ops.checkpoints.table import (
     DEFAULT_RUN_ID,
@@ -184,6 +185,7 @@ def with_checkpoints(
                 f"@with_checkpoints decorates a resource's (sync) generator function, got {fn!r}"
             )
         sig = inspect.signature(fn)
+        finisher.install()  # before any extract step starts, so the first one can hand off
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Iterator[Any]:
@@ -249,6 +251,6 @@ def checkpointed_pages(
         )
         raise
     else:
-        manager.complete()
+        manager.finish()
     finally:
         manager.close()

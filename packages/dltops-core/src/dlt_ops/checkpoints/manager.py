@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dlt_ops.adapters import DestinationSession
+from dlt_ops.checkpoints import finisher
 from dlt_ops.checkpoints.table import (
     ACTIVE,
     COMPLETED,
@@ -50,24 +51,29 @@ def _registry() -> Any:
     return PluginRegistry()
 
 
-def _own_session() -> tuple[DestinationSession, str]:
-    """A session for the active dlt pipeline, outside a dlt-ops run."""
+def _active_pipeline() -> Any:
+    """The active dlt pipeline, as ``dlt.current.pipeline()`` finds it, or ``None``; that
+    call also resolves a pipeline configuration first (~2 ms) and, with none active, makes a
+    default pipeline."""
     from dlt.common.configuration.container import Container
-    from dlt.common.destination import Destination
     from dlt.common.pipeline import PipelineContext
+
+    context = Container()[PipelineContext]
+    return context.pipeline() if context.is_active() else None
+
+
+def _own_session(pipeline: Any) -> DestinationSession:
+    """A session for the active dlt pipeline, outside a dlt-ops run."""
+    from dlt.common.destination import Destination
 
     from dlt_ops.adapters import ConnectionTarget
     from dlt_ops.destinations import load_adapter
 
-    # the active pipeline, as dlt.current.pipeline() finds it; that call also resolves a
-    # pipeline configuration first (~2 ms) and, with none active, makes a default pipeline
-    context = Container()[PipelineContext]
-    if not context.is_active():
+    if pipeline is None:
         raise CheckpointStateError(
             "@with_checkpoints runs outside any dlt pipeline context: run the resource through "
             "a dlt pipeline (`pipeline.run(...)`) or `dlt-ops pipeline run`."
         )
-    pipeline = context.pipeline()
     if pipeline.destination is None:
         raise CheckpointStateError(
             f"pipeline '{pipeline.pipeline_name}' has no destination; checkpoints live in the "
@@ -88,7 +94,7 @@ def _own_session() -> tuple[DestinationSession, str]:
         credentials=native,
         pipeline_name=pipeline.pipeline_name,
     )
-    return DestinationSession.open(load_adapter(registry, engine), target), pipeline.pipeline_name
+    return DestinationSession.open(load_adapter(registry, engine), target)
 
 
 def _resolved_credentials(pipeline: Any) -> Any:
@@ -143,6 +149,8 @@ class CheckpointManager:
         self.pipeline_name = ""
         self.ledger_run_id: str | None = None
         self._owned = False
+        self._pipeline: Any = None  # the dlt pipeline extracting (finisher's key)
+        self._handed_off = False
 
     @property
     def tag(self) -> str:
@@ -155,6 +163,12 @@ class CheckpointManager:
         """Get the session and ensure the table; raise (before extracting) when impossible."""
         from dlt_ops.runner.context import current_run
 
+        finisher.install()
+        self._pipeline = _active_pipeline()
+        if self._pipeline is not None:
+            # a finish of this pipeline still running (the same resource twice in one step)
+            # lands before this one reads its resume state
+            finisher.HOOK.join(self._pipeline)
         run = current_run()
         if run is not None:
             if not run.full_tier:
@@ -164,7 +178,8 @@ class CheckpointManager:
             self.pipeline_name, self.ledger_run_id = run.pipeline_name, run.run_id
             self.session = run.open_session()
         else:
-            self.session, self.pipeline_name = _own_session()
+            self.session = _own_session(self._pipeline)
+            self.pipeline_name = self._pipeline.pipeline_name
             self._owned = True
         try:
             self.session.ensure_table(table_spec(self.table))
@@ -183,7 +198,11 @@ class CheckpointManager:
 
     def close(self) -> None:
         """Stop the writer; close a session the manager opened itself (a run's session
-        belongs to the run)."""
+        belongs to the run). After :meth:`finish` handed off, the finisher does this."""
+        if not self._handed_off:
+            self._release()
+
+    def _release(self) -> None:
         if self.writer is not None:
             self.writer.close()
             self.writer = None
@@ -267,6 +286,22 @@ class CheckpointManager:
         self.writer.submit(row, self.page_count, self.records_count, value)
 
     # -- finish --------------------------------------------------------------------------------
+
+    def finish(self) -> None:
+        """A clean finish: :meth:`complete`, then release the writer and session. Handed to
+        ``finisher`` (run beside dlt's end of the extract step, which waits for it) while a
+        step of the pipeline is in progress; otherwise done here, before returning."""
+        if self._pipeline is not None and finisher.HOOK.in_step(self._pipeline):
+            self._handed_off = True
+            finisher.HOOK.hand_off(self._pipeline, self._complete_and_release, self.tag)
+            return
+        self.complete()
+
+    def _complete_and_release(self) -> None:
+        try:
+            self.complete()
+        finally:
+            self._release()
 
     def complete(self) -> None:
         """Mark this namespace's active rows completed, then apply retention to this resource.

@@ -17,6 +17,7 @@ import functools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from dlt_ops.checkpoints import finisher
 from dlt_ops.checkpoints.decorator import OPTIONS_ATTR, checkpointed_pages
 from dlt_ops.checkpoints.table import DEFAULT_TABLE
 from dlt_ops.log import get_logger
@@ -117,6 +118,7 @@ def _wrap(resource: Any, options: dict[str, Any]) -> None:
 
     from dlt_ops.project.incrementals import incremental_of
 
+    finisher.install()  # before any extract step starts, so the first one can hand off
     pipe = resource._pipe
     original = pipe.gen
     if getattr(original, ORIGINAL_GEN_ATTR, None) is not None:

@@ -192,6 +192,8 @@ def _field(item: Any, path: str) -> Any:
 
 def count_records(page: Any) -> int:
     """Records in a page: its length for sized non-string pages, else 1."""
+    if type(page) is list:  # the common page, once per page: skip the probing below
+        return len(page)
     if hasattr(page, "num_rows"):
         return int(page.num_rows)
     if isinstance(page, str | bytes | dict) or not hasattr(page, "__len__"):

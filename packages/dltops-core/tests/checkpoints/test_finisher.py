@@ -1,0 +1,142 @@
+"""A clean finish runs beside dlt's end of the extract step, and the step's end waits for it."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import dlt
+import pytest
+
+from dlt_ops.checkpoints import finisher
+from dlt_ops.checkpoints.manager import CheckpointManager
+
+GATE_S = 10.0  # a broken hand-off fails the test after this, instead of hanging it
+
+
+class _Spy:
+    """Records where ``complete`` ran and holds it until someone joins the pipeline's finishes:
+    a clean finish that nobody waits for stays unfinished until the test looks."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.threads: list[str] = []
+        self.completed = threading.Event()
+        self._gate = threading.Event()
+        complete, join = CheckpointManager.complete, finisher.HOOK.join
+
+        def held_complete(manager: CheckpointManager) -> None:
+            self.threads.append(threading.current_thread().name)
+            if threading.current_thread() is not threading.main_thread():
+                self._gate.wait(GATE_S)
+            complete(manager)
+            self.completed.set()
+
+        def opening_join(pipeline: Any) -> None:
+            if self.threads:  # a join before the finish began (the next open's) opens nothing
+                self._gate.set()
+            join(pipeline)
+
+        monkeypatch.setattr(CheckpointManager, "complete", held_complete)
+        monkeypatch.setattr(finisher.HOOK, "join", opening_join)
+
+
+def test_the_finish_runs_off_the_extract_thread_and_extract_returns_after_it(
+    ck: Any, duck: Any, make_pipeline: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spy = _Spy(monkeypatch)
+    pipeline = make_pipeline(duck)
+    pipeline.extract(ck.resource(ck.FakeApi()))
+    assert spy.threads and spy.threads[0] != threading.main_thread().name
+    assert spy.completed.is_set()  # extract() returned only after the finish had landed
+    statuses = {row[4] for row in ck.rows(duck)}
+    assert statuses == {"completed"}
+
+
+def test_a_run_waits_for_the_finish_before_its_load(
+    ck: Any, target: Any, make_pipeline: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spy = _Spy(monkeypatch)
+    info = make_pipeline(target).run(ck.resource(ck.FakeApi()))
+    assert not info.has_failed_jobs
+    assert spy.completed.is_set()
+    assert {row[4] for row in ck.rows(target)} == {"completed"}
+    assert target.query("SELECT COUNT(*) FROM ds.events")[0][0] == 20
+
+
+def test_without_a_runtime_trace_the_finish_runs_in_place(
+    ck: Any, duck: Any, make_pipeline: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spy = _Spy(monkeypatch)
+    pipeline = make_pipeline(duck)
+    pipeline.config.enable_runtime_trace = False  # no step hooks fire: nothing would wait
+    pipeline.extract(ck.resource(ck.FakeApi()))
+    assert spy.threads == [threading.main_thread().name]
+    assert {row[4] for row in ck.rows(duck)} == {"completed"}
+
+
+def test_a_later_failure_in_the_same_step_still_finds_the_rows_completed(
+    ck: Any, duck: Any, make_pipeline: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checkpointed resource ends cleanly, then another one fails the extract: the step's
+    end (reached through dlt's ``finally``) still waits for the finish."""
+    spy = _Spy(monkeypatch)
+    monkeypatch.setenv("EXTRACT__NEXT_ITEM_MODE", "fifo")  # resources one after the other
+
+    @dlt.resource(name="after")
+    def after() -> Any:
+        yield {"n": 1}
+        raise RuntimeError("a later resource fails")
+
+    @dlt.source
+    def both() -> Any:
+        return ck.resource(ck.FakeApi()), after
+
+    with pytest.raises(Exception, match="a later resource fails"):
+        make_pipeline(duck).extract(both())
+    assert spy.threads and spy.threads[0] != threading.main_thread().name  # handed off
+    assert spy.completed.is_set()
+    assert {row[4] for row in ck.rows(duck)} == {"completed"}
+
+
+# -- the hook on its own ---------------------------------------------------------------------------
+
+
+def test_hook_counts_nested_steps_and_joins_at_each_steps_end() -> None:
+    hook, pipeline = finisher._StepHook(), object()
+    assert not hook.in_step(pipeline)
+    hook.on_start_trace_step(None, "run", pipeline)
+    hook.on_start_trace_step(None, "extract", pipeline)
+    released, landed = threading.Event(), threading.Event()
+
+    def work() -> None:
+        released.wait(GATE_S)
+        landed.set()
+
+    hook.hand_off(pipeline, work, "[t]")
+    releaser = threading.Thread(target=released.set)
+    releaser.start()
+    hook.on_end_trace_step(None, "extract", pipeline, None, False)
+    assert landed.is_set()  # the end of the inner step waited for the hand-off
+    assert hook.in_step(pipeline)  # "run" is still in progress
+    hook.on_end_trace_step(None, "run", pipeline, None, False)
+    assert not hook.in_step(pipeline)
+    releaser.join()
+
+
+def test_a_failing_finish_is_logged_not_lost(capsys: pytest.CaptureFixture[str]) -> None:
+    import structlog
+    from structlog.testing import capture_logs
+
+    hook, pipeline = finisher._StepHook(), object()
+
+    def work() -> None:
+        raise OSError("disk gone: password=hunter2")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(finisher, "log", structlog.get_logger(finisher.__name__))
+        with capture_logs() as captured:
+            hook.hand_off(pipeline, work, "[events]")
+            hook.join(pipeline)
+    errors = [e["event"] for e in captured if e["log_level"] == "error"]
+    assert len(errors) == 1 and "[events] Finishing the checkpoints failed" in errors[0]
+    assert "hunter2" not in errors[0]
