@@ -221,6 +221,30 @@ def test_unreadable_resume_state_fails_before_extract(
     assert api.calls == 0  # the API was never asked for a page
 
 
+def test_an_existing_table_is_read_without_ddl(
+    ck: Any, target: Any, make_pipeline: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The resume read comes first and creates the table only when it finds none: a table
+    that exists costs one query, not the idempotent DDL (seconds per statement on BigQuery)."""
+    from dlt_ops.adapters import DestinationSession
+
+    assert _run(make_pipeline(target), ck.resource(ck.FakeApi())) is None  # creates the table
+    ensured: list[str] = []
+    ensure = DestinationSession.ensure_table
+
+    def counting(session: DestinationSession, spec: Any) -> None:
+        ensured.append(spec.name)
+        ensure(session, spec)
+
+    monkeypatch.setattr(DestinationSession, "ensure_table", counting)
+    api = ck.FakeApi()
+    assert _run(make_pipeline(target, name="second"), ck.resource(api)) is None
+    assert ensured == []
+    assert api.served == 7  # the whole window again: the first pipeline's rows are not its own
+    statuses = target.query("SELECT DISTINCT status FROM ds._dlt_custom_checkpoints")
+    assert statuses == [("completed",)]
+
+
 @pytest.mark.integration
 def test_setup_failure_fails_before_extract(
     ck: Any, postgres_database: Any, make_pipeline: Any

@@ -227,7 +227,9 @@ def checkpointed_pages(
         checkpoint_table=options["checkpoint_table"],
         cleanup_days=options["cleanup_days"],
     )
-    manager.open()  # adapter gate + table setup: fails before any page is extracted
+    # adapter gate + table setup (left to the resume read when there is one): both fail
+    # before any page is extracted
+    manager.open(reads_first=incremental is not None)
     try:
         if incremental is not None:
             _resume(manager, incremental, like, options["offset_seconds"], options["value_parser"])

@@ -159,8 +159,13 @@ class CheckpointManager:
 
     # -- setup ---------------------------------------------------------------------------------
 
-    def open(self) -> None:
-        """Get the session and ensure the table; raise (before extracting) when impossible."""
+    def open(self, *, reads_first: bool = False) -> None:
+        """Get the session and ensure the table; raise (before extracting) when impossible.
+
+        With ``reads_first`` the table is left to :meth:`resume_value`, which creates it only
+        when its read finds it missing: an existing table then costs one query, not the DDL
+        round trips (seconds each on a warehouse) of an idempotent create.
+        """
         from dlt_ops.runner.context import current_run
 
         finisher.install()
@@ -181,6 +186,11 @@ class CheckpointManager:
             self.session = _own_session(self._pipeline)
             self.pipeline_name = self._pipeline.pipeline_name
             self._owned = True
+        if not reads_first:
+            self._create_table()
+
+    def _create_table(self) -> None:
+        assert self.session is not None
         try:
             self.session.ensure_table(table_spec(self.table))
         except Exception as exc:
@@ -232,14 +242,15 @@ class CheckpointManager:
             params.append(self.run_id)
         try:
             rows = self.session.query(stmt, *params)
+        except Exception as exc:
+            if not self._table_absent():
+                raise self._unreadable(exc) from exc
+            self._create_table()  # its first use here; a failure refuses the run
+            return None
+        try:
             candidates = [(parse_value(str(r[0]), like, parser), r) for r in rows]
         except Exception as exc:
-            raise CheckpointStateError(
-                f"{self.tag} failed to read resume state from '{self.table}': "
-                f"{redact(str(exc))}. Refusing to continue: starting fresh would silently "
-                f"re-extract the window. Fix the destination or clear the rows with "
-                f"`dlt-ops checkpoints cleanup --include-active`."
-            ) from exc
+            raise self._unreadable(exc) from exc
         if not candidates:
             return None
         try:
@@ -249,6 +260,21 @@ class CheckpointManager:
             v, r = max(candidates, key=lambda c: (c[1][2], c[1][1] or 0))
             best, text = v, str(r[0])
         return text, best
+
+    def _table_absent(self) -> bool:
+        assert self.session is not None
+        try:
+            return self.session.fetch_columns(self.table) is None
+        except Exception:  # cannot tell: the read's own error is the one to report
+            return False
+
+    def _unreadable(self, exc: Exception) -> CheckpointStateError:
+        return CheckpointStateError(
+            f"{self.tag} failed to read resume state from '{self.table}': "
+            f"{redact(str(exc))}. Refusing to continue: starting fresh would silently "
+            f"re-extract the window. Fix the destination or clear the rows with "
+            f"`dlt-ops checkpoints cleanup --include-active`."
+        )
 
     # -- progress ------------------------------------------------------------------------------
 
