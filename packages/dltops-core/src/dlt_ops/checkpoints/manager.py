@@ -52,9 +52,8 @@ def _registry() -> Any:
 
 
 def _active_pipeline() -> Any:
-    """The active dlt pipeline, as ``dlt.current.pipeline()`` finds it, or ``None``; that
-    call also resolves a pipeline configuration first (~2 ms) and, with none active, makes a
-    default pipeline."""
+    """The active dlt pipeline, or ``None``. (``dlt.current.pipeline()`` would resolve a
+    pipeline configuration first, ~2 ms, and with none active make a default pipeline.)"""
     from dlt.common.configuration.container import Container
     from dlt.common.pipeline import PipelineContext
 
