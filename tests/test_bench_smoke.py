@@ -82,3 +82,4 @@ def test_run_all_writes_every_row(tmp_path: Path) -> None:
     ):
         assert row in text, row
     assert "| failed |" not in text, text
+    assert "duckdb / plain dlt" in text and "(opening a session: " in text  # the path's floor
