@@ -74,6 +74,23 @@ def test_without_a_runtime_trace_the_finish_runs_in_place(
     assert {row[4] for row in ck.rows(duck)} == {"completed"}
 
 
+def test_a_replaced_tracking_list_gets_the_hook_back_and_the_finish_runs_in_place(
+    ck: Any, duck: Any, make_pipeline: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Something replaced dlt's list of tracking modules after ``@with_checkpoints`` added its
+    hook: the step that is already running would never join a hand-off, so the finish runs in
+    place, and the hook is back in the list for the next step."""
+    from dlt.pipeline import trace
+
+    spy = _Spy(monkeypatch)
+    resource = ck.resource(ck.FakeApi())
+    monkeypatch.setattr(trace, "TRACKING_MODULES", [])
+    make_pipeline(duck).extract(resource)
+    assert spy.threads == [threading.main_thread().name]
+    assert {row[4] for row in ck.rows(duck)} == {"completed"}
+    assert trace.TRACKING_MODULES == [finisher.HOOK]
+
+
 def test_a_later_failure_in_the_same_step_still_finds_the_rows_completed(
     ck: Any, duck: Any, make_pipeline: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

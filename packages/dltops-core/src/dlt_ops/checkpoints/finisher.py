@@ -11,9 +11,9 @@ returns, the rows are completed and the connection is closed, as when the finish
 The end of the step is seen through dlt's tracking hooks (``dlt.pipeline.trace``'s
 ``TRACKING_MODULES``): :data:`HOOK` counts each pipeline's steps in progress and, when one
 ends (normally or not), waits for that pipeline's finishes. A finish is handed off only while
-the hook has seen a step of the active pipeline start; anywhere else (the pipeline's runtime
-trace disabled, a resource iterated outside an extract step, the hook installed mid-step) it
-runs in place.
+the hook is registered and has seen a step of the active pipeline start; anywhere else (the
+pipeline's runtime trace disabled, a resource iterated outside an extract step, the hook
+installed mid-step or dlt's list replaced since) it runs in place.
 """
 
 from __future__ import annotations
@@ -101,22 +101,31 @@ def _logged(work: Callable[[], None], name: str) -> None:
 
 
 HOOK = _StepHook()
-_installed = threading.Lock()
-_done = False
+_installing = threading.Lock()
+_exit_wait = False
+
+
+def _tracking_modules() -> list[Any]:
+    from dlt.pipeline import trace
+
+    if trace.TRACKING_MODULES is None:  # dlt fills it when dlt.pipeline is imported
+        trace.TRACKING_MODULES = []
+    return trace.TRACKING_MODULES
 
 
 def install() -> None:
-    """Register :data:`HOOK` with dlt's tracking modules, once per process."""
-    global _done
-    if _done:
-        return
-    with _installed:
-        if _done:
-            return
-        from dlt.pipeline import trace
+    """Register :data:`HOOK` with dlt's tracking modules (again, if the list was replaced)."""
+    global _exit_wait
+    with _installing:
+        modules = _tracking_modules()
+        if HOOK not in modules:
+            modules.append(HOOK)  # dlt calls its four hooks by name
+        if not _exit_wait:
+            atexit.register(HOOK.join_all, EXIT_WAIT_S)
+            _exit_wait = True
 
-        if trace.TRACKING_MODULES is None:  # dlt fills it when dlt.pipeline is imported
-            trace.TRACKING_MODULES = []
-        trace.TRACKING_MODULES.append(HOOK)  # dlt calls its four hooks by name
-        atexit.register(HOOK.join_all, EXIT_WAIT_S)
-        _done = True
+
+def will_join(pipeline: Any) -> bool:
+    """Whether the end of ``pipeline``'s current step will wait for a hand-off: the hook is
+    registered now and saw that step start."""
+    return HOOK in _tracking_modules() and HOOK.in_step(pipeline)

@@ -316,7 +316,7 @@ class CheckpointManager:
         """A clean finish: :meth:`complete`, then release the writer and session. Handed to
         ``finisher`` (run beside dlt's end of the extract step, which waits for it) while a
         step of the pipeline is in progress; otherwise done here, before returning."""
-        if self._pipeline is not None and finisher.HOOK.in_step(self._pipeline):
+        if self._pipeline is not None and finisher.will_join(self._pipeline):
             self._handed_off = True
             finisher.HOOK.hand_off(self._pipeline, self._complete_and_release, self.tag)
             return
