@@ -16,10 +16,11 @@ records the settings and installs three things that apply them the moment they a
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -89,6 +90,13 @@ def bound_contextvars(**values: Any) -> AbstractContextManager[None]:
     contextvars: Any = _structlog().contextvars
     bound: AbstractContextManager[None] = contextvars.bound_contextvars(**values)
     return bound
+
+
+def context_thread(target: Callable[..., Any], *args: Any, name: str) -> threading.Thread:
+    """A daemon thread (not started) that runs ``target`` in a copy of the caller's context,
+    so its log lines keep the values bound around it (a run's id, a backfill chunk)."""
+    ctx = contextvars.copy_context()
+    return threading.Thread(target=ctx.run, args=(target, *args), name=name, daemon=True)
 
 
 class _LazyLogger:

@@ -19,12 +19,11 @@ installed mid-step or dlt's list replaced since) it runs in place.
 from __future__ import annotations
 
 import atexit
-import contextvars
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from dlt_ops.log import get_logger
+from dlt_ops.log import context_thread, get_logger
 from dlt_ops.redact import redact
 
 log = get_logger(__name__)
@@ -69,10 +68,7 @@ class _StepHook:
 
     def hand_off(self, pipeline: Any, work: Callable[[], None], name: str) -> None:
         """Run ``work`` in a thread that the end of ``pipeline``'s step waits for."""
-        ctx = contextvars.copy_context()  # log lines keep the run's bound context
-        thread = threading.Thread(
-            target=ctx.run, args=(_logged, work, name), name=f"finish{name}", daemon=True
-        )
+        thread = context_thread(_logged, work, name, name=f"finish{name}")
         with self._lock:
             self._pending.setdefault(id(pipeline), []).append(thread)
         thread.start()

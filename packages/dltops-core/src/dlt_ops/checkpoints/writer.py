@@ -22,14 +22,13 @@ durable by the time the run fails.
 
 from __future__ import annotations
 
-import contextvars
 import threading
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from dlt_ops.adapters import DestinationSession, TableSpec
-from dlt_ops.log import get_logger
+from dlt_ops.log import context_thread, get_logger
 from dlt_ops.redact import redact
 
 log = get_logger(__name__)
@@ -90,10 +89,7 @@ class CheckpointWriter:
                 # GIL from the extract loop (~100 a run at frequency 10, measurable there)
                 self._cond.notify()
         if self._thread is None:
-            ctx = contextvars.copy_context()  # log lines keep the run's bound context
-            self._thread = threading.Thread(
-                target=ctx.run, args=(self._loop,), name=f"checkpoints{self.tag}", daemon=True
-            )
+            self._thread = context_thread(self._loop, name=f"checkpoints{self.tag}")
             self._thread.start()
 
     def _loop(self) -> None:
