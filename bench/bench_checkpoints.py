@@ -202,6 +202,8 @@ def main() -> None:
     parser.add_argument("--skip-postgres", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the samples to this file")
     args = parser.parse_args()
+    if min(args.pages, args.rows, args.runs) < 1:
+        parser.error("--pages, --rows and --runs must be at least 1 (the page window needs a page)")
 
     import logging
 
