@@ -98,6 +98,21 @@ def write_project(
     return root
 
 
+def age_databases(root: Path) -> None:
+    """Move every DuckDB file's mtime a minute back, as if the last write was long ago (the
+    read cache stamps only a file quiet for two seconds)."""
+    past = time.time() - 60
+    for path in [*root.glob("*.duckdb"), *root.glob("*.duckdb.wal")]:
+        os.utime(path, (past, past))
+
+
+def imported_modules(stderr: str) -> set[str]:
+    """The modules a process imported, from its ``PYTHONPROFILEIMPORTTIME=1`` report."""
+    return {
+        ln.rsplit("|", 1)[1].strip() for ln in stderr.splitlines() if ln.startswith("import time:")
+    }
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Callable[..., Path]:
     """``project(config, {source: template})`` → a fresh project root."""

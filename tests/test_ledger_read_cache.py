@@ -4,34 +4,20 @@ and never from it once anything wrote to the file."""
 from __future__ import annotations
 
 import json
-import os
-import time
 from pathlib import Path
 
 from tests.conftest import EVENTS_ON_DUCKDB as CONFIG
+from tests.conftest import age_databases, imported_modules
 
 CACHE = Path(".dlt-ops") / "ledger-reads.json"
 #: the interpreter's own import report: it shows whether the status process loaded the driver
 IMPORTS = {"PYTHONPROFILEIMPORTTIME": "1"}
 
 
-def _age_databases(root: Path) -> None:
-    """Move every DuckDB file's mtime a minute back, as if the last write was long ago."""
-    past = time.time() - 60
-    for path in [*root.glob("*.duckdb"), *root.glob("*.duckdb.wal")]:
-        os.utime(path, (past, past))
-
-
-def _modules(stderr: str) -> set[str]:
-    return {
-        ln.rsplit("|", 1)[1].strip() for ln in stderr.splitlines() if ln.startswith("import time:")
-    }
-
-
 def _status(cli, root: Path) -> tuple[list[dict], set[str]]:  # noqa: ANN001
     proc = cli("pipeline", "status", "--json", cwd=root, env=IMPORTS)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout), _modules(proc.stderr)
+    return json.loads(proc.stdout), imported_modules(proc.stderr)
 
 
 def _run(cli, root: Path) -> str:  # noqa: ANN001
@@ -47,7 +33,7 @@ def test_a_quiet_ledger_is_read_once_then_answered_without_the_driver(
     first = _run(cli, root)
     fresh, loaded = _status(cli, root)  # written just now: read from the file, no stamp
     assert "duckdb" in loaded and not (root / CACHE).exists()
-    _age_databases(root)
+    age_databases(root)
     read, loaded = _status(cli, root)  # quiet: read from the file, remembered
     assert "duckdb" in loaded and (root / CACHE).exists()
     cached, loaded = _status(cli, root)
@@ -62,13 +48,13 @@ def test_a_quiet_ledger_is_read_once_then_answered_without_the_driver(
 def test_any_write_is_seen_by_the_next_status(project, templates, cli) -> None:  # noqa: ANN001
     root = project(CONFIG, {"events_src": templates["events"]})
     first = _run(cli, root)
-    _age_databases(root)
+    age_databases(root)
     _status(cli, root)  # cached under the quiet file's stamp
     second = _run(cli, root)
     # at once (the file is fresh: no stamp) and once the file is quiet again (a new stamp)
     for quiet in (False, True):
         if quiet:
-            _age_databases(root)
+            age_databases(root)
         doc, loaded = _status(cli, root)
         assert "duckdb" in loaded
         assert [r["run_id"] for r in doc[0]["runs"]] == [second, first]
@@ -79,7 +65,7 @@ def test_any_write_is_seen_by_the_next_status(project, templates, cli) -> None: 
 def test_a_garbled_or_foreign_cache_file_is_ignored_and_replaced(project, templates, cli) -> None:  # noqa: ANN001
     root = project(CONFIG, {"events_src": templates["events"]})
     run_id = _run(cli, root)
-    _age_databases(root)
+    age_databases(root)
     for planted in ("not json {", json.dumps({"format": 99, "databases": {"x": 1}}), "[]"):
         (root / CACHE).write_text(planted)
         doc, loaded = _status(cli, root)

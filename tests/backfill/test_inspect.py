@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from dlt_ops.backfill.plan import BackfillPlan
+from tests.conftest import age_databases, imported_modules
 
 FROM, TO = "2026-01-01T00:00:00Z", "2026-01-04T00:00:00Z"
 
@@ -45,3 +46,28 @@ def test_help_imports_no_dlt_or_drivers() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _listed(project) -> tuple[list[dict], bool]:  # noqa: ANN001
+    """``backfill list --json`` and whether that process imported the DuckDB driver."""
+    proc = project.cli("backfill", "list", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout), "duckdb" in imported_modules(proc.stderr)
+
+
+def test_list_answers_a_quiet_database_from_the_read_cache(duckdb_project) -> None:
+    """Like `status`, `backfill list` reads an unchanged DuckDB file once, then answers from
+    the project's read cache without the driver; any later write is seen at once."""
+    first = duckdb_project.cli("pipeline", "backfill", "daily", "--from", FROM, "--to", TO,
+                               "--chunk", "1d")  # fmt: skip
+    assert first.returncode == 0, first.stderr[-2000:]
+    age_databases(duckdb_project.root)
+    read, loaded = _listed(duckdb_project)
+    assert loaded and [d["total"] for d in read] == [3]
+    cached, loaded = _listed(duckdb_project)
+    assert not loaded and cached == read
+    second = duckdb_project.cli("pipeline", "backfill", "daily", "--from", TO,
+                                "--to", "2026-01-06T00:00:00Z", "--chunk", "1d")  # fmt: skip
+    assert second.returncode == 0, second.stderr[-2000:]
+    after, loaded = _listed(duckdb_project)
+    assert loaded and sorted(d["total"] for d in after) == [2, 3]

@@ -23,11 +23,14 @@ def _rows(
     state: AppState, source: str | None, dataset: str | None
 ) -> tuple[list[tuple[str, list[ChunkRow]]], list[str]]:
     """``(source, rows)`` per source (each engine+dataset read once; core tier skipped), and
-    one message per source whose backfill state could not be read."""
-    from dlt_ops.adapters import check_identifier
-    from dlt_ops.backfill.service import open_state
+    one message per source whose backfill state could not be read.
+
+    Sessions come from the read-only pool ``status`` uses: a destination file unchanged since
+    the last identical read is answered from the project's read cache, without its driver."""
+    from dlt_ops.backfill.state import BackfillState
     from dlt_ops.destinations import resolve_destination
     from dlt_ops.errors import ConfigError, DltOpsError
+    from dlt_ops.ledger.readers import SessionPool
     from dlt_ops.project.discovery import discover
 
     config, registry = state.project(), state.registry()
@@ -37,30 +40,29 @@ def _rows(
     cache: dict[tuple[str, str], list[ChunkRow] | str | None] = {}
     found_rows: list[tuple[str, list[ChunkRow]]] = []
     problems: list[str] = []
-    for name in sorted(names):
-        try:
-            where = resolve_destination(config, name, dataset)
-        except ConfigError as exc:
-            if source:  # asked for by name: say why there is nothing to show
-                problems.append(f"{name}: backfill state unreadable: {exc}")
-            continue
-        key = (where.engine, where.dataset)
-        if key not in cache:
-            if not registry.has("destination", where.engine):
-                cache[key] = None  # core tier: no backfill state exists there
+    with SessionPool(registry, config, read_only=True) as pool:
+        for name in sorted(names):
+            try:
+                where = resolve_destination(config, name, dataset)
+            except ConfigError as exc:
+                if source:  # asked for by name: say why there is nothing to show
+                    problems.append(f"{name}: backfill state unreadable: {exc}")
                 continue
-            try:  # an invalid name is unreadable, never "no backfills recorded"
-                check_identifier(where.dataset, max_length=1024, subject="dataset")
-                session, reader = open_state(registry, config, where, "reader", read_only=True)
-                with session:
+            key = (where.engine, where.dataset)
+            if key not in cache:
+                if not registry.has("destination", where.engine):
+                    cache[key] = None  # core tier: no backfill state exists there
+                    continue
+                try:  # an invalid name is unreadable (the pool checks it), never "none yet"
+                    reader = BackfillState(pool.get(where), "reader")
                     cache[key] = reader.all_rows() if reader.exists() else []
-            except DltOpsError as exc:
-                cache[key] = str(exc)
-        found = cache[key]
-        if isinstance(found, str):
-            problems.append(f"{name}: backfill state unreadable: {found}")
-        elif found is not None:
-            found_rows.append((name, [r for r in found if r.source_section == name]))
+                except DltOpsError as exc:
+                    cache[key] = str(exc)
+            found = cache[key]
+            if isinstance(found, str):
+                problems.append(f"{name}: backfill state unreadable: {found}")
+            elif found is not None:
+                found_rows.append((name, [r for r in found if r.source_section == name]))
     return found_rows, problems
 
 
