@@ -36,6 +36,7 @@ from pathlib import Path
 
 import bench_airflow
 import bench_backfill
+import bench_checkpoints
 import bench_run
 import bench_status
 from _timing import (
@@ -332,27 +333,21 @@ def measure_checkpoints(run: Run) -> list[Result]:
     subprocess.run(cmd, check=True, capture_output=True, text=True, env=env, timeout=1800)
     results, outside = [], []
     for path in json.loads(out.read_text()):
+        opening = path.pop("session_open_s", None)
+        found = bench_checkpoints.Samples(**path)
         # throughput = pages per second inside the extract (timed in the resource's generator
         # from its first page to the call after its last): plain window / checkpointed window
-        ratio = ratio_stat(path["plain_pages"], path["checkpointed_pages"])
+        ratio = ratio_stat(found.plain_pages, found.checkpointed_pages)
         results.append(
-            Result(f"`@with_checkpoints` extract throughput / plain extract's ({path['path']})",
+            Result(f"`@with_checkpoints` extract throughput / plain extract's ({found.path})",
                    "≥ 0.97", None, ratio, f"{ratio.median:.3f}", ratio.median >= 0.97)
         )  # fmt: skip
-        plain, ckpt = path["plain"], path["checkpointed"]
-        # the once-per-extract part, outside the page window, from each round's two samples
-        fixed = statistics.median(
-            (c - cw) - (p - pw)
-            for p, pw, c, cw in zip(plain, path["plain_pages"], ckpt, path["checkpointed_pages"],
-                                    strict=True)
-        )  # fmt: skip
-        whole = statistics.median(plain) / statistics.median(ckpt)
-        floor, opening = "", path.get("session_open_s")
+        floor = ""
         if opening:
             floor = f", of which opening a session {statistics.median(opening) * 1000:.1f} ms"
         outside.append(
-            f"{path['path']} {fixed * 1000:+.0f} ms per extract{floor} "
-            f"(whole extract {statistics.median(plain):.3f} s plain, ratio {whole:.3f})"
+            f"{found.path} {found.fixed_ms():+.0f} ms per extract{floor} (whole extract "
+            f"{statistics.median(found.plain):.3f} s plain, ratio {found.whole_ratio():.3f})"
         )
     run.notes.append(
         f"checkpoints: {samples} samples per variant, in one process per path, variants "
