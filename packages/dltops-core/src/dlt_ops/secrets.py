@@ -93,13 +93,15 @@ def engage_secrets(config: ProjectConfig, registry: PluginRegistry, source: str)
     """Resolve, check and prepare ``source``'s secret backend, and arm redaction for its secrets.
 
     Every path that runs a source calls this before the source function is called: from then
-    on each value dlt resolves as a secret (and each secret in ``.dlt/secrets.toml``) is masked
-    in every output — errors, logs, ledger rows, receipts, sink lines.
+    on each value dlt resolves as a secret is masked in every output — errors, logs, ledger
+    rows, receipts, sink lines. The project's own secrets were harvested earlier, when its
+    config was loaded; they are harvested again after the backend's ``prepare``, which may
+    have put a fetched secret in an env var (the Airflow backend does).
     """
-    from dlt_ops.config.secret_values import remember_secrets_file, watch_dlt_secrets
+    from dlt_ops.config.secret_values import harvest_project_secrets, watch_dlt_secrets
 
-    remember_secrets_file(config.root / ".dlt" / "secrets.toml")
     _, backend = resolve_secret_backend(config, registry, source)
     backend.prepare(config, source)
+    harvest_project_secrets(config.root, config.raw)
     watch_dlt_secrets()
     return backend

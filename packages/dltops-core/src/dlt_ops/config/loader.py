@@ -10,6 +10,7 @@ from typing import Any
 
 from dlt_ops.config.root import CONFIG_RELPATH
 from dlt_ops.config.schema import PROJECT_KEYS, SOURCE_KEYS, KeySpec
+from dlt_ops.config.secret_values import harvest_project_secrets
 from dlt_ops.config.toml import read_toml
 from dlt_ops.errors import (
     ConfigError,
@@ -167,9 +168,14 @@ def _source_config(name: str, section: Any, path: Path) -> tuple[SourceConfig, l
 
 
 def load_project_config(root: Path) -> ProjectConfig:
-    """Read and type-check ``<root>/.dlt/config.toml``."""
+    """Read and type-check ``<root>/.dlt/config.toml``; arm redaction for the project's secrets.
+
+    Every command, service and worker that acts on a project loads its config first, before
+    any plugin hook or source import: the one place where harvesting secrets covers them all.
+    """
     path = root / CONFIG_RELPATH
     raw = read_toml(path)
+    harvest_project_secrets(root, raw)
     table = raw.get("dlt_ops")
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: a [dlt_ops] table is required to mark a dlt-ops project.")

@@ -13,6 +13,12 @@ message that quoted it (stderr, the ledger's ``error_summary``, receipts). Three
   ``secrets.toml`` too);
 * destination credentials, resolved by :mod:`dlt_ops.config.credentials` as before.
 
+Those feeds start when the source is about to run; a lifecycle plugin's ``dlt_ops_prepare_run``
+or ``dlt_ops_run_started`` runs earlier and could quote a secret verbatim.
+:func:`harvest_project_secrets` closes that gap: called when a project's config is loaded, it
+reads, without dlt, everything dlt could later hand out as a secret (the project's and dlt's
+global ``secrets.toml``, secret-named keys in ``config.toml`` and in ``SECTION__KEY`` env vars).
+
 Only values under secret-looking names (or with dlt's secret hint) are taken: a ``host`` or
 ``username`` in ``secrets.toml`` is not a secret, and masking ``localhost`` everywhere would make
 every message unreadable.
@@ -20,6 +26,7 @@ every message unreadable.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import tomllib
@@ -27,6 +34,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from dlt_ops.config.toml import read_toml_cached
+from dlt_ops.errors import ConfigError
 from dlt_ops.redact import remember_secret
 
 _SECRET_NAME = re.compile(
@@ -56,12 +65,91 @@ def secret_leaves(doc: Any, key: str = "") -> Iterator[str]:
 
 def remember_secrets_file(path: Path) -> None:
     """Remember the secret values of a secrets TOML file; a missing or broken file adds none."""
-    try:
-        doc = tomllib.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    try:  # cached: credentials resolution parses the same file again
+        doc = read_toml_cached(path)
+    except ConfigError:
         return  # the secrets backend's own check reports a broken file
     for value in secret_leaves(doc):
         remember_secret(value)
+
+
+#: Outside ``secrets.toml`` a name must *end* in a secret word: there ``sort_key`` or
+#: ``session_timeout`` is ordinary config whose value must stay readable in every message.
+_STRICT_SECRET_NAME = re.compile(
+    r"(?:^|_)(?:password|passwd|pwd|secret|secret_key|token|api_key|apikey|private_key"
+    r"|access_key)$",
+    re.IGNORECASE,
+)
+
+
+def harvest_project_secrets(
+    root: Path, config_doc: Mapping[str, Any], environ: Mapping[str, str] | None = None
+) -> None:
+    """Remember every secret the project could hand out, before any plugin or source runs.
+
+    Reads files and the environment only (no dlt import; ``secrets.toml`` parses are cached),
+    so every command that loads a project pays well under a millisecond for it:
+
+    * the project's and dlt's global ``secrets.toml``, as :func:`remember_secrets_file`;
+    * ``config_doc`` (the parsed ``config.toml``) and ``SECTION__KEY`` env vars, where only a
+      key ending in a secret word counts (``password``, ``token``, ``api_key``, ...; the
+      ``[dlt_ops]`` tables are skipped), and of a ``credentials`` connection string only its
+      password.
+    """
+    remember_secrets_file(root / ".dlt" / "secrets.toml")
+    for folder in _global_dirs():
+        remember_secrets_file(folder / "secrets.toml")
+    for value in _config_secrets(config_doc):
+        remember_secret(value)
+    for name, value in (os.environ if environ is None else environ).items():
+        if "__" in name:  # dlt's env layout; other variables are not dlt config
+            for secret in _named_secrets(name.rsplit("__", 1)[1], value):
+                remember_secret(secret)
+
+
+def _global_dirs() -> tuple[Path, ...]:
+    """Where dlt may keep its global ``secrets.toml`` (``~/.dlt``, XDG, ``/var/dlt`` as root)."""
+    dirs = [Path(os.path.expanduser("~")) / ".dlt"]  # never raises, unlike Path.home()
+    if "XDG_DATA_HOME" in os.environ:
+        dirs.append(Path(os.environ["XDG_DATA_HOME"]) / "dlt")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        dirs.append(Path("/var/dlt"))
+    return tuple(dirs)
+
+
+def _config_secrets(doc: Any, key: str = "") -> Iterator[str]:
+    if isinstance(doc, Mapping):
+        for name, value in doc.items():
+            if name != "dlt_ops":  # dlt-ops' own settings hold names like airflow_var_key
+                yield from _config_secrets(value, str(name))
+    elif isinstance(doc, list | tuple):
+        for value in doc:
+            yield from _config_secrets(value, key)
+    elif isinstance(doc, str):
+        yield from _named_secrets(key, doc)
+
+
+def _named_secrets(name: str, value: str) -> Iterator[str]:
+    """The secrets in ``value`` held under ``name`` (a config key or an env var's last part)."""
+    if _STRICT_SECRET_NAME.search(name):
+        yield value
+    elif name.lower() == "credentials":
+        if value.lstrip().startswith("{"):  # dlt takes JSON credentials (a service account)
+            import json
+
+            try:
+                yield from _config_secrets(json.loads(value))
+            except ValueError:
+                pass
+        elif "://" in value:
+            from urllib.parse import urlsplit
+
+            try:
+                password = urlsplit(value).password
+            except ValueError:
+                return
+            if password:
+                yield password
 
 
 def _secret_values(value: Any) -> Iterator[str]:

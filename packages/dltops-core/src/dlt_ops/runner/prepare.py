@@ -107,8 +107,11 @@ def prepare_run(
     trigger_source: str = "cli",
 ) -> PreparedRun:
     """Resolve ``source`` for running; let lifecycle plugins check it and contribute gates."""
+    from dlt_ops.config.secret_values import harvest_project_secrets
     from dlt_ops.project.discovery import discover
 
+    # before any plugin hook: masked even if this config did not come from load_project_config
+    harvest_project_secrets(config.root, config.raw)
     project = discover(config.root)
     project.source(source)  # unknown source: a usage error before any row
     where = resolve_destination(config, source, dataset)
