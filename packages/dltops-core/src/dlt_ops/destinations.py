@@ -103,7 +103,7 @@ def adapter_tier(registry: PluginRegistry, engine: str) -> str:
 def project_registry(config: ProjectConfig) -> PluginRegistry:
     """A command's registry: installed plugins, the project's picks, and a derived adapter for
     each engine in ``[dlt_ops] derived_adapters`` that no installed plugin claims."""
-    registry = PluginRegistry(picks=config.plugins)
+    registry = PluginRegistry(picks=config.plugins, disable=config.disabled_plugins)
     if config.derived_adapters:
         from dlt_ops.adapters.derived import add_derived_adapters
 

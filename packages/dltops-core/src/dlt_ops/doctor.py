@@ -21,9 +21,12 @@ class PluginRow:
     registers: list[str]
     #: "ok" | "failed" (import or registration hook raised) | "conflict" | "incomplete" (loaded,
     #: but a name was refused, no hook is implemented, a hook-like function is unmarked, or an
-    #: adapter lacks protocol members: ``error`` says which)
+    #: adapter lacks protocol members: ``error`` says which) | "disabled" (never imported)
     status: str
     error: str | None = None
+    #: What turned a ``disabled`` plugin off: ``[dlt_ops.plugins] disable`` and/or
+    #: ``DLT_OPS_DISABLE_PLUGINS``.
+    disabled_by: str | None = None
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready dict."""
@@ -37,6 +40,8 @@ class DoctorReport:
     rows: list[PluginRow] = field(default_factory=list)
     conflicts: list[tuple[str, str, list[PluginSource]]] = field(default_factory=list)
     unknown_kinds: list[PluginSource] = field(default_factory=list)
+    #: Disable entries that match no installed plugin (a note: the plugin stays on).
+    unmatched_disables: list[str] = field(default_factory=list)
 
     @property
     def failures(self) -> list[PluginRow]:
@@ -87,12 +92,19 @@ def inspect_plugins(registry: PluginRegistry) -> DoctorReport:
     failed = {f.source: f.error for f in registry.failures}
     conflicts = registry.conflicts()
     conflicted = {(k, n) for k, n, _ in conflicts}
-    report = DoctorReport(conflicts=conflicts, unknown_kinds=list(registry.unknown_kinds))
+    report = DoctorReport(
+        conflicts=conflicts,
+        unknown_kinds=list(registry.unknown_kinds),
+        unmatched_disables=[f"'{d}' ({d.origin})" for d in registry.unmatched_disables()],
+    )
     for kind in KINDS:
         for source in registry.sources(kind):
             registers = registry.registered_by(source)
             status, error = "ok", failed.get(source)
-            if error:
+            disabled_by = registry.disabled_by(source)
+            if disabled_by:  # never imported, so nothing else about it is known
+                status = "disabled"
+            elif error:
                 status = "failed"
             elif problems := _problems(registry, source):
                 status, error = "incomplete", "; ".join(problems)
@@ -111,6 +123,7 @@ def inspect_plugins(registry: PluginRegistry) -> DoctorReport:
                     registers=registers,
                     status=status,
                     error=error,
+                    disabled_by=disabled_by,
                 )
             )
     return report

@@ -123,6 +123,41 @@ class PluginLoadError(PluginError):
         )
 
 
+class RunPluginLoadError(PluginLoadError):
+    """A plugin every run loads (a lifecycle plugin, a secret backend) failed to load, or
+    implements a hook pluggy would never call: every run and backfill is refused (fail closed:
+    such a plugin may be a guard that refuses runs)."""
+
+    def __init__(self, failures: Sequence[tuple[str, str, str, str]]) -> None:
+        kind, name, origin, cause = failures[0]
+        super().__init__(kind, name, origin, cause)
+        self.failures = tuple(failures)
+        kinds = " and ".join(sorted({f[0] for f in failures}))
+        listed = "; ".join(
+            f"{k} plugin '{n}' from {o} failed to load: {c}" for k, n, o, c in failures
+        )
+        names = ", ".join(f'"{n}"' for _, n, _, _ in failures)
+        self.args = (
+            f"{listed}. Every run and backfill loads every {kinds} plugin, so none starts until "
+            f"it loads: fix or reinstall that distribution (`dlt-ops plugins doctor` shows "
+            f"details), or turn it off with [dlt_ops.plugins] disable = [{names}] in "
+            f".dlt/config.toml, or DLT_OPS_DISABLE_PLUGINS={','.join(f[1] for f in failures)} "
+            f"for one process.",
+        )
+
+
+class PluginDisabledError(PluginError):
+    """A command needs a plugin that ``[dlt_ops.plugins] disable`` or
+    ``DLT_OPS_DISABLE_PLUGINS`` turned off (it was never imported)."""
+
+    def __init__(self, kind: str, name: str, origin: str, disabled_by: str) -> None:
+        self.kind, self.name, self.origin, self.disabled_by = kind, name, origin, disabled_by
+        super().__init__(
+            f"{kind} plugin '{name}' from {origin} is disabled by {disabled_by}, so it was not "
+            f"loaded and cannot serve this command. Remove '{name}' from {disabled_by} to use it."
+        )
+
+
 class PluginConflictError(PluginError):
     """Two distinct plugins claim one name of one kind."""
 

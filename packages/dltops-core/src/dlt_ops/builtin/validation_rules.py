@@ -42,6 +42,7 @@ CORE_RULE_ORDER = (
     "cursor_not_load_timestamp",
     "incremental_cursor_required",
     "incremental_accepts_window",
+    "run_plugins_load",
     "secret_backend_registered",
     "secrets_not_in_config",
     "alert_sink_registered",

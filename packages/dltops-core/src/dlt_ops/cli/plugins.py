@@ -94,6 +94,8 @@ def doctor(ctx: typer.Context) -> None:
                 line += f"  registers: {', '.join(r.registers)}"
             if r.status in ("failed", "incomplete"):
                 line += f"  FAILED: {r.error}"
+            elif r.status == "disabled":
+                line += f"  disabled by {r.disabled_by} (not loaded)"
             typer.echo(line)
     for kind, name, claimants in report.conflicts:
         who = ", ".join(f"'{c.claimant}' ({c.value})" for c in claimants)
@@ -105,6 +107,8 @@ def doctor(ctx: typer.Context) -> None:
             f"  unknown plugin kind 'dlt_ops.{source.kind}' for '{source.name}' from "
             f"{source.origin}; valid groups: {', '.join('dlt_ops.' + k for k in KINDS)}"
         )
+    for entry in report.unmatched_disables:  # a note, not a failure: nothing is broken
+        typer.echo(f"  note: disable entry {entry} matches no installed plugin")
     if report.ok:
         typer.echo("plugins doctor: OK")
         return

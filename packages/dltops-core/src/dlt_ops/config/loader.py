@@ -79,6 +79,8 @@ class ProjectConfig:
     heartbeat_seconds: float = 30.0
     rules: Mapping[str, bool] = field(default_factory=dict)
     plugins: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: ``[dlt_ops.plugins] disable``: plugins never loaded (see :mod:`dlt_ops.plugins.disable`)
+    disabled_plugins: tuple[str, ...] = ()
     reconcile: Mapping[str, Any] = field(default_factory=dict)
     sources: Mapping[str, SourceConfig] = field(default_factory=dict)
     warnings: tuple[ConfigWarning, ...] = ()
@@ -136,11 +138,28 @@ def _typed(
     return values, warnings
 
 
+def _disabled_plugins(plugins: Mapping[str, Any], path: Path) -> tuple[str, ...]:
+    """``[dlt_ops.plugins] disable``: a list of entry-point names or ``kind:name`` entries."""
+    from dlt_ops.plugins.disable import entry_problem
+
+    key = "[dlt_ops.plugins] disable"
+    entries = plugins.get("disable", [])
+    if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+        raise ConfigValueError(path, key, 'a list of plugin names (["<name>", "<kind>:<name>"])',
+                               entries)  # fmt: skip
+    for entry in entries:
+        if (problem := entry_problem(entry)) is not None:
+            raise ConfigError(f"{path}: {key}: {problem}. Edit {key} in {path.name}.")
+    return tuple(entries)
+
+
 def _plugin_picks(plugins: Mapping[str, Any], path: Path) -> dict[str, dict[str, str]]:
     from dlt_ops.plugins import KINDS
 
     picks: dict[str, dict[str, str]] = {}
     for kind, table in plugins.items():
+        if kind == "disable":  # the disable list sits beside the per-kind pick tables
+            continue
         if kind not in KINDS:
             raise ConfigError(
                 f"{path}: [dlt_ops.plugins.{kind}]: unknown plugin kind '{kind}'; "
@@ -181,6 +200,7 @@ def load_project_config(root: Path) -> ProjectConfig:
         raise ConfigError(f"{path}: a [dlt_ops] table is required to mark a dlt-ops project.")
     values, warnings = _typed(table, PROJECT_KEYS, path, "dlt_ops")
     if "plugins" in values:
+        values["disabled_plugins"] = _disabled_plugins(values["plugins"], path)
         values["plugins"] = _plugin_picks(values["plugins"], path)
     for key in ("injected_columns", "alert_sinks", "ledger_sinks", "derived_adapters"):
         if key in values:

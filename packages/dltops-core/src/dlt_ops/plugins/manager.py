@@ -6,7 +6,9 @@ module, registers it with pluggy (``check_pending`` catches misspelled hooks) an
 registration hook for that kind. Nothing is imported until a kind and name are looked up, and a
 plugin that fails to load is recorded as a :class:`PluginFailure` instead of raising into
 unrelated commands. Two distinct plugins claiming one name is a :class:`PluginConflictError`
-unless the project config picks a winner under ``[dlt_ops.plugins.<kind>]``.
+unless the project config picks a winner under ``[dlt_ops.plugins.<kind>]``. A plugin turned
+off by ``[dlt_ops.plugins] disable`` or ``DLT_OPS_DISABLE_PLUGINS`` (:mod:`.disable`) is never
+imported; looking it up is a :class:`PluginDisabledError`.
 
 A registry is a plain object: build one per command (or per test); there is no global state.
 """
@@ -24,10 +26,12 @@ import pluggy
 
 from dlt_ops.errors import (
     PluginConflictError,
+    PluginDisabledError,
     PluginLoadError,
     UnknownDestinationError,
     UnknownPluginError,
 )
+from dlt_ops.plugins import disable as _disable
 from dlt_ops.plugins import entry_points as _scan
 from dlt_ops.plugins.kinds import (
     GROUP_PREFIX,
@@ -101,6 +105,8 @@ class _Plugin:
     module: object | None = None
     hooks: tuple[str, ...] = ()
     called_kinds: set[str] = field(default_factory=set)
+    #: The disable entries that turn this plugin off (empty: it is enabled).
+    disabled_by: tuple[_disable.Disable, ...] = ()
 
 
 def installed_entry_points() -> list[EntryPoint]:
@@ -156,6 +162,11 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def disabled_text(plugin: _Plugin) -> str:
+    """``[dlt_ops.plugins] disable`` and/or ``DLT_OPS_DISABLE_PLUGINS``: what turned it off."""
+    return " and ".join(dict.fromkeys(d.origin for d in plugin.disabled_by))
+
+
 def unmarked_hooks(module: object, known: Iterable[str]) -> list[str]:
     """Functions of ``module`` named like a hook but not marked ``@hookimpl`` (pluggy skips
     them silently): each with what is wrong, misspelled or undecorated."""
@@ -178,6 +189,9 @@ class PluginRegistry:
     list (or ``[]``) and add inline plugins with :meth:`add_plugin`. ``picks`` is the parsed
     ``[dlt_ops.plugins]`` table: ``{kind: {name: distribution-or-module}}``. ``specs`` is the
     module of hook specifications (default :data:`~dlt_ops.plugins.kinds.HOOKSPECS_MODULE`).
+    ``disable`` is the project's ``[dlt_ops.plugins] disable`` list; the entries of
+    ``DLT_OPS_DISABLE_PLUGINS`` are added to it (a per-process switch applies to every registry
+    of the process). Either turns off entry-point plugins only, never :meth:`add_plugin` ones.
     """
 
     def __init__(
@@ -186,8 +200,13 @@ class PluginRegistry:
         entry_points: Iterable[EntryPoint] | None = None,
         picks: Mapping[str, Mapping[str, str]] | None = None,
         specs: ModuleType | None = None,
+        disable: Iterable[str] = (),
     ) -> None:
         self.pm = pluggy.PluginManager("dlt_ops")
+        self.disable = (
+            *_disable.parse(disable, _disable.CONFIG_ORIGIN),
+            *_disable.from_environment(),
+        )
         self.pm.add_hookspecs(specs or importlib.import_module(HOOKSPECS_MODULE))
         self.picks: dict[str, dict[str, str]] = {k: dict(v) for k, v in (picks or {}).items()}
         self._plugins: list[_Plugin] = []
@@ -216,6 +235,10 @@ class PluginRegistry:
             self.unknown_kinds.append(source)
             return None
         plugin = _Plugin(source=source, module=module)
+        if module is None:  # entry points only: an inline plugin is code, not an install
+            plugin.disabled_by = tuple(
+                d for d in self.disable if d.matches(source.kind, source.name)
+            )
         self._plugins.append(plugin)
         return plugin
 
@@ -233,7 +256,7 @@ class PluginRegistry:
         kind = plugin.source.kind
         if kind in plugin.called_kinds:
             return True
-        if self._failed(plugin.source):
+        if plugin.disabled_by or self._failed(plugin.source):
             return False
         try:
             if plugin.module is None:
@@ -298,12 +321,15 @@ class PluginRegistry:
 
     def names(self, kind: str) -> list[str]:
         """Every usable name of ``kind`` (no imports): what loaded plugins registered, plus the
-        entry-point names of plugins not loaded yet. Plugins that failed are left out."""
+        entry-point names of plugins not loaded yet. Failed and disabled plugins are left out."""
         names = {r.name for r in self._registrations if r.kind == kind}
         names.update(  # not loaded yet: the entry-point name is all the metadata says
             p.source.name
             for p in self._plugins
-            if p.source.kind == kind and kind not in p.called_kinds and not self._failed(p.source)
+            if p.source.kind == kind
+            and kind not in p.called_kinds
+            and not p.disabled_by
+            and not self._failed(p.source)
         )
         return sorted(names)
 
@@ -335,6 +361,31 @@ class PluginRegistry:
             if plugin.source == source:
                 return plugin.hooks
         return ()
+
+    def disabled_by(self, source: PluginSource) -> str | None:
+        """Which switch turned ``source`` off (``None``: it is enabled)."""
+        for plugin in self._plugins:
+            if plugin.source == source and plugin.disabled_by:
+                return disabled_text(plugin)
+        return None
+
+    def unmatched_disables(self) -> list[_disable.Disable]:
+        """Disable entries that match no known entry point (a typo leaves the plugin on)."""
+        used = {d for p in self._plugins for d in p.disabled_by}
+        return [d for d in self.disable if d not in used]
+
+    def load_problems(self, kind: str) -> list[PluginFailure]:
+        """Enabled plugins of ``kind`` that could not be used as written: a load failure, or a
+        function named like a hook that pluggy ignores (misspelled or undecorated), so a hook
+        the author wrote is never called. Call after :meth:`load_all` of ``kind``."""
+        out = [f for f in self.failures if f.source.kind == kind]
+        known = [n for n in dir(self.pm.hook) if n.startswith(HOOK_PREFIX)]
+        for plugin in self._plugins:
+            if plugin.source.kind != kind or plugin.disabled_by or plugin.module is None:
+                continue
+            if not self._failed(plugin.source) and (bad := unmarked_hooks(plugin.module, known)):
+                out.append(PluginFailure(plugin.source, "; ".join(bad)))
+        return out
 
     def hook_problems(self, source: PluginSource) -> list[str]:
         """Why a loaded plugin is suspect: it implements no hook, or has functions named like
@@ -381,7 +432,8 @@ class PluginRegistry:
         kind's protocol type back; a kind name answers ``object``.
 
         Raises :class:`UnknownPluginError` (:class:`UnknownDestinationError` for destinations),
-        :class:`PluginLoadError` when the claiming plugin failed to load, and
+        :class:`PluginLoadError` when the claiming plugin failed to load,
+        :class:`PluginDisabledError` when it is turned off, and
         :class:`PluginConflictError` when distinct plugins claim the name without a pick.
         """
         kind_name = kind.name if isinstance(kind, Kind) else kind
@@ -400,6 +452,9 @@ class PluginRegistry:
             if failed:
                 f = failed[0]
                 raise PluginLoadError(kind, name, f.source.origin, f.error)
+            off = [c for c in candidates if c.disabled_by]
+            if off:
+                raise PluginDisabledError(kind, name, off[0].source.origin, disabled_text(off[0]))
             rejected = [r for r in self.rejected if r.kind == kind and r.name == name]
             if rejected:
                 r = rejected[0]

@@ -82,8 +82,11 @@ class PreparedRun:
 
 def prepare_hooks(registry: PluginRegistry, prepared: PreparedRun) -> tuple[GateFactory, ...]:
     """Load the lifecycle plugins, let each check the prepared run (raising refuses it), and
-    collect the gate factories they contribute."""
-    registry.load_all(LIFECYCLE_KIND)
+    collect the gate factories they contribute. A lifecycle plugin (or secret backend) that
+    cannot load refuses the run (fail closed: it may be the guard that would refuse it)."""
+    from dlt_ops.plugins.run_kinds import require_run_plugins
+
+    require_run_plugins(registry)  # loads every lifecycle plugin
     registry.pm.hook.dlt_ops_prepare_run(prepared=prepared)
     factories = registry.pm.hook.dlt_ops_extract_gates(prepared=prepared)
     return tuple(reversed(factories))  # pluggy answers last-registered first

@@ -42,6 +42,21 @@ def secret_backend_registered(ctx: ValidationContext) -> Iterator[Finding]:
             yield Finding(s.name, "secret_backend", str(exc))
 
 
+def run_plugins_load(ctx: ValidationContext) -> Iterator[Finding]:
+    """Every plugin a run loads unconditionally (lifecycle, secret backend) loads and has no
+    ignored hook: one that does not refuses every run and backfill."""
+    from dlt_ops.plugins.run_kinds import run_plugin_problems
+
+    for problem in run_plugin_problems(ctx.registry):
+        src = problem.source
+        yield Finding(
+            f"dlt_ops.{src.kind}", f"plugins.{src.name}",
+            f"{src.kind} plugin '{src.name}' from {src.origin} failed to load: {problem.error}; "
+            f"every run and backfill is refused until it loads. Fix or reinstall it, or turn it "
+            f'off with [dlt_ops.plugins] disable = ["{src.name}"].',
+        )  # fmt: skip
+
+
 def _sinks_registered(
     ctx: ValidationContext, kind: str, key: str, names: tuple[str, ...]
 ) -> Iterator[Finding]:
@@ -65,6 +80,8 @@ def ledger_sink_registered(ctx: ValidationContext) -> Iterator[Finding]:
 
 
 PLATFORM_RULES = (
+    Rule("run_plugins_load", "Every lifecycle plugin and secret backend loads (else runs refuse).",
+         run_plugins_load, exemptable=False),
     Rule("secret_backend_registered", "Each source's secret backend is installed and usable.",
          secret_backend_registered),
     Rule("alert_sink_registered", "Every configured alert sink is installed.",
