@@ -121,3 +121,29 @@ def test_prune_trims_old_runs_in_every_ledger(project, templates, cli) -> None: 
     assert [r["run_id"] for r in status["runs"]] != ["old"] and len(status["runs"]) == 1
     bad = cli("runs", "prune", "--older-than", "3w", cwd=root)
     assert bad.returncode == 2 and "simple <N>d / <N>h / <N>m" in bad.stderr
+
+
+def _core_tier_project(project, templates, tmp_path: Path, sinks: str) -> Path:  # noqa: ANN001
+    lake = tmp_path / "lake"
+    return project(
+        CONFIG.format(sinks=sinks, source_extra='destination = "filesystem"')
+        + f'\n[destination.filesystem]\nbucket_url = "{lake.as_uri()}"\n',
+        {"events_src": templates["events"]},
+    )
+
+
+def test_a_healthy_core_tier_run_logs_no_error(project, templates, cli, tmp_path) -> None:  # noqa: ANN001
+    root = _core_tier_project(project, templates, tmp_path, '"destination", "jsonl"')
+    for _ in range(2):  # the second run looks for abandoned rows of the first
+        run = cli("--log-format", "json", "pipeline", "run", "-s", "events_src", "-y", cwd=root)
+        assert run.returncode == 0, run.stderr[-3000:]
+        levels = [json.loads(line).get("level") for line in run.stderr.splitlines()
+                  if line.startswith("{")]  # fmt: skip
+        assert levels and "error" not in levels, run.stderr[-3000:]
+
+
+def test_a_run_that_keeps_no_receipt_says_so(project, templates, cli, tmp_path) -> None:  # noqa: ANN001
+    root = _core_tier_project(project, templates, tmp_path, '"destination"')
+    run = cli("pipeline", "run", "-s", "events_src", "-y", cwd=root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "receipt not kept" in run.stderr and "jsonl" in run.stderr

@@ -12,7 +12,7 @@ import pytest
 
 from dlt_ops.adapters import ConnectionTarget
 from dlt_ops.adapters.derived import add_derived_adapters, derive_adapter
-from dlt_ops.destinations import adapter_tier
+from dlt_ops.target import Tier, adapter_tier
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.testing import DestinationAdapterSuite
 
@@ -90,9 +90,9 @@ def test_capabilities_come_from_dlt(tmp_path: Path) -> None:
 def test_tier_is_derived_only_where_no_plugin_claims_the_engine() -> None:
     registry = PluginRegistry()  # the installed plugins: the DuckDB adapter among them
     add_derived_adapters(registry, ["sqlalchemy", "duckdb"], lambda _engine: None)
-    assert adapter_tier(registry, "sqlalchemy") == "derived"
-    assert adapter_tier(registry, "duckdb") == "full"
-    assert adapter_tier(registry, "snowflake") == "core"
+    assert adapter_tier(registry, "sqlalchemy") is Tier.DERIVED
+    assert adapter_tier(registry, "duckdb") is Tier.FULL
+    assert adapter_tier(registry, "snowflake") is Tier.CORE
 
 
 def test_only_a_missing_database_file_reads_as_absent(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "config adapters dlt_schema",
         "destinations secrets alerts triggers",
         "project doctor",
+        "target",
         "validate",
         "ledger",
         "runner",

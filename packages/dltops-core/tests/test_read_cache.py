@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
 
-from dlt_ops.ledger.read_cache import MAX_READS, ReadCache, database_key
+from dlt_ops.target.read_cache import MAX_READS, ReadCache, database_key
 
 
 def test_rows_round_trip_exactly_through_the_file(tmp_path: Path) -> None:

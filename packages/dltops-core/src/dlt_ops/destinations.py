@@ -15,7 +15,6 @@ from dlt_ops.adapters import (
     DestinationAdapter,
     DestinationSession,
 )
-from dlt_ops.adapters.derived_label import is_derived
 from dlt_ops.adapters.protocol import DESTINATION, SqlClient
 from dlt_ops.config import ProjectConfig
 from dlt_ops.config.credentials import resolve_credentials, resolve_destination_setting
@@ -86,18 +85,6 @@ def instantiate_adapter(engine: str, registered: object) -> DestinationAdapter:
             f"members); `dlt-ops plugins doctor` shows where it comes from."
         )
     return adapter  # type: ignore[return-value]
-
-
-#: Adapter tiers: an installed adapter package, a derived adapter (config opt-in), none.
-TIER_FULL, TIER_DERIVED, TIER_CORE = "full", "derived", "core"
-
-
-def adapter_tier(registry: PluginRegistry, engine: str) -> str:
-    """``full``, ``derived`` (untested, built from dlt's SQL client) or ``core`` (metadata only)."""
-    claims = [s for s in registry.sources("destination") if s.name == engine]
-    if not claims:
-        return TIER_CORE
-    return TIER_DERIVED if all(is_derived(s.value) for s in claims) else TIER_FULL
 
 
 def project_registry(config: ProjectConfig) -> PluginRegistry:

@@ -161,6 +161,10 @@ class DuckDBAdapter(SqlAdapterBase):
 
         return dlt.destinations.duckdb(credentials=database_path(target))
 
+    def database_identity(self, target: ConnectionTarget) -> str:
+        """The database file's absolute path (``:memory:`` for memory)."""
+        return database_path(target)
+
     def content_stamp(self, target: ConnectionTarget) -> str | None:
         """The database file's and its write-ahead log's identity, size, mtime and ctime;
         ``None`` for memory, an absent file, or one modified in the last :data:`QUIET_S`."""

@@ -134,6 +134,13 @@ class DestinationAdapter(Protocol):
         from ``.dlt-ops/ledger-reads.json`` instead of connecting."""
         return None
 
+    def database_identity(self, target: ConnectionTarget) -> str | None:
+        """Which physical database ``target`` opens, as a string that holds no secret (an
+        embedded file's absolute path); ``None`` lets the core use the credentials with their
+        passwords removed. Sources whose targets name one database and one dataset share a
+        session, a read-cache entry and one read in every fleet-wide listing."""
+        return None
+
 
 #: What ``dlt_ops_register_destinations`` registers: usually the adapter class.
 DestinationAdapterFactory = Callable[[], DestinationAdapter]

@@ -19,8 +19,8 @@ from dlt_ops.log import get_logger
 if TYPE_CHECKING:
     from dlt_ops.backfill.state import BackfillState
     from dlt_ops.config import ProjectConfig
-    from dlt_ops.destinations import ResolvedDestination
     from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.target import Target
 
 log = get_logger(__name__)
 
@@ -29,7 +29,7 @@ def close_abandoned_attempts(
     registry: PluginRegistry,
     config: ProjectConfig,
     state: BackfillState,
-    where: ResolvedDestination,
+    where: Target,
     *,
     source: str,
     run_id: str,
@@ -42,10 +42,7 @@ def close_abandoned_attempts(
     claim guarantees no live worker holds the chunk, so a ``running`` row of it is dead. Best
     effort (the ledger is observability); returns how many rows were closed.
     """
-    sinks = build_sinks(
-        registry, config, engine=where.engine, dataset=where.dataset,
-        full_tier=registry.has("destination", where.engine), open_session=lambda: state.session,
-    )  # fmt: skip
+    sinks = build_sinks(registry, config, where, open_session=lambda: state.session)
     closed, now = 0, utcnow()
     for name, sink in sinks:
         read_run = getattr(sink, "read_run", None)

@@ -192,9 +192,11 @@ class ChunkWorker:
 
     def _close_dead_attempt(self, chunk: Chunk, reason: str) -> None:
         from dlt_ops.backfill.attempts import close_abandoned_attempts
-        from dlt_ops.destinations import resolve_destination
+        from dlt_ops.target import resolve_target
 
-        where = resolve_destination(self.config, self.plan.source, self.options.dataset)
+        where = (self.prepared.target if self.prepared is not None else
+                 resolve_target(self.registry, self.config, self.plan.source,
+                                self.options.dataset))  # fmt: skip
         close_abandoned_attempts(
             self.registry, self.config, self.state, where, source=self.plan.source,
             run_id=chunk.run_id, backfill_id=self.plan.backfill_id, reason=reason,

@@ -88,12 +88,12 @@ def stores_for(run: RunContext) -> list[ReceiptStore]:
     """The receipt stores of the run's project, on the run's own session."""
     from dlt_ops.receipts.service import project_stores
 
-    return project_stores(run.config, full_tier=run.full_tier, open_session=run.open_session)
+    return project_stores(run.config, run.target, open_session=run.open_session)
 
 
 def _measured_cost(run: RunContext, outcome: RunOutcome) -> float | None:
     """What the destination itself says the run's load cost (adapters that can tell)."""
-    if not run.full_tier or outcome.phase != "done":
+    if not run.target.has_adapter or outcome.phase != "done":
         return None
     from dlt_ops.ledger import summarize_error
 
@@ -148,7 +148,15 @@ def dlt_ops_run_finished(run: RunContext, outcome: RunOutcome) -> None:
     for row in rows:
         if not row.reconciles:
             log.warning("receipts.unreconciled", resource=row.resource_name, row=row.as_json())
-    for store in stores_for(run):
+    stores = stores_for(run)
+    if not stores:  # a core-tier destination without a jsonl ledger: nowhere to keep them
+        log.warning(
+            f"receipt not kept: destination '{run.target.engine}' has no DestinationAdapter and "
+            f"no jsonl ledger sink is configured, so `runs show` will have no receipt for this "
+            f"run. Add \"jsonl\" to [dlt_ops] ledger_sinks (or install the engine's adapter).",
+            run_id=run.run_id,
+        )
+    for store in stores:
         try:
             store.write(rows)
         except Exception as exc:  # receipts are observability, like the ledger

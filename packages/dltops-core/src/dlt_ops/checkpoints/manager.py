@@ -79,8 +79,10 @@ def _own_session(pipeline: Any) -> DestinationSession:
             f"destination, so give the pipeline one."
         )
     engine = Destination.to_name(pipeline.destination.destination_type)
+    from dlt_ops.target import adapter_tier
+
     registry = _registry()
-    if not registry.has("destination", engine):
+    if not adapter_tier(registry, engine).has_adapter:
         raise UnregisteredDestinationError(
             pipeline.pipeline_name, engine, FEATURE, registry.names("destination")
         )
@@ -175,9 +177,9 @@ class CheckpointManager:
             finisher.HOOK.join(self._pipeline)
         run = current_run()
         if run is not None:
-            if not run.full_tier:
+            if not run.target.has_adapter:
                 raise UnregisteredDestinationError(
-                    run.pipeline_name, run.where.engine, FEATURE, run.registry.names("destination")
+                    run.pipeline_name, run.target.engine, FEATURE, run.registry.names("destination")
                 )
             self.pipeline_name, self.ledger_run_id = run.pipeline_name, run.run_id
             self.session = run.open_session()

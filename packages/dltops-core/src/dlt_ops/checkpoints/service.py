@@ -80,17 +80,13 @@ def _session(
             raise UsageError("pass pipeline_name together with session=")
         yield session, pipeline_name
         return
-    from dlt_ops.destinations import (
-        connection_target,
-        load_adapter,
-        project_registry,
-        resolve_destination,
-    )
+    from dlt_ops.destinations import connection_target, load_adapter, project_registry
+    from dlt_ops.target import resolve_target
 
     config, source, name = resolve_pipeline(pipeline_name, source, root)
-    where = resolve_destination(config, source)
     registry = project_registry(config)
-    if not registry.has("destination", where.engine):
+    where = resolve_target(registry, config, source)
+    if not where.has_adapter:
         raise UnregisteredDestinationError(
             name, where.engine, "checkpoints", registry.names("destination")
         )

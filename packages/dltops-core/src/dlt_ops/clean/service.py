@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from dlt_ops.destinations import ResolvedDestination
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.project import Project
+    from dlt_ops.target import Target
 
 log = get_logger(__name__)
 
@@ -72,8 +73,7 @@ class PreparedClean:
     """The plan and what executing it needs."""
 
     plan: CleanPlan
-    where: ResolvedDestination
-    full_tier: bool
+    where: Target
     project: Project
     orphan: bool = False
     removed: list[str] = field(default_factory=list)
@@ -83,8 +83,8 @@ def prepare_clean(
     registry: PluginRegistry, config: ProjectConfig, request: CleanRequest
 ) -> PreparedClean:
     """Check the request and draw the plan; reads only."""
-    from dlt_ops.destinations import resolve_destination
     from dlt_ops.project.discovery import discover
+    from dlt_ops.target import resolve_target
 
     patterns = [r for r in request.resources if r.startswith("re:") or any(c in r for c in "*?[")]
     if patterns:
@@ -101,12 +101,11 @@ def prepare_clean(
     orphan = request.source not in project.sources
     if orphan and any(name == request.source for name, _ in project.duplicates):
         project.source(request.source)  # raises DuplicateSourceError
-    where = resolve_destination(config, request.source, request.dataset)
-    full_tier = registry.has("destination", where.engine)
+    where = resolve_target(registry, config, request.source, request.dataset)
     # a live run is refused before anything is read: an embedded engine's file is locked by
     # the run, so the plan could not even be drawn
     if not request.dry_run:
-        with _lease(registry, config, where, request.source, full_tier, f"clean-{os.getpid()}"):
+        with _lease(registry, config, where, request.source, f"clean-{os.getpid()}"):
             pass
     plan = CleanPlan(
         source=request.source, pipeline_name=where.pipeline_name, engine=where.engine,
@@ -123,7 +122,7 @@ def prepare_clean(
 
         plan.local_dirs = local_dirs(config, where)
     if plan.remote:
-        if not full_tier:
+        if not where.has_adapter:
             raise CleanRefusedError(
                 f"destination '{where.engine}' has no DestinationAdapter: the remote half of "
                 f"clean needs one, so nothing was done. Clean local state with --local-only, "
@@ -136,7 +135,7 @@ def prepare_clean(
         known = list(info.static_resources) if info and info.static_resources else None
         with _session(registry, config, where, read_only=True) as session:
             remote_plan(plan, session, project, known)
-    return PreparedClean(plan, where, full_tier, project, orphan)
+    return PreparedClean(plan, where, project, orphan)
 
 
 @contextmanager
@@ -195,16 +194,15 @@ def _refuse_if_running(sinks: list[tuple[str, Any]], config: ProjectConfig, sour
 
 
 @contextmanager
-def _lease(registry: PluginRegistry, config: ProjectConfig, where: ResolvedDestination,
-           source: str, full_tier: bool, run_id: str) -> Iterator[None]:  # fmt: skip
+def _lease(registry: PluginRegistry, config: ProjectConfig, where: Target, source: str,
+           run_id: str) -> Iterator[None]:  # fmt: skip
     """Hold the source's run lease for the clean; a busy lease raises (exit 1, naming the
     holder) before anything is removed."""
     from dlt_ops.runner.lease import LeaseBusyError, source_lease
 
     held = ExitStack()
     try:
-        held.enter_context(source_lease(registry, config, where, source=source,
-                                        full_tier=full_tier, run_id=run_id))  # fmt: skip
+        held.enter_context(source_lease(registry, config, where, source=source, run_id=run_id))
     except LeaseBusyError as exc:
         raise CleanRefusedError(
             f"{exc} Clean refuses while a run holds it; nothing was done."
@@ -253,21 +251,17 @@ def execute_clean(
 
     plan, where = prepared.plan, prepared.where
     session_cm = (_session(registry, config, where, read_only=False)
-                  if prepared.full_tier else nullcontext(None))  # fmt: skip
+                  if where.has_adapter else nullcontext(None))  # fmt: skip
     with session_cm as session:
         if session is None:
             opener: Any = _no_session(where.engine)
         else:
             opener = lambda: session  # noqa: E731 - the sinks' lazy opener
         # at core tier there is no ledger table: the other sinks (a jsonl file) stand in
-        names = tuple(n for n in config.ledger_sinks if n != "destination" or prepared.full_tier)
-        sinks = build_sinks(registry, config, engine=where.engine, dataset=where.dataset,
-                            full_tier=prepared.full_tier, open_session=opener,
-                            names=names)  # fmt: skip
+        sinks = build_sinks(registry, config, where, open_session=opener)
         _refuse_if_running(sinks, config, plan.source)
         writer = LedgerWriter(sinks, _audit_record(request, where), heartbeat_seconds=0)
-        with _lease(registry, config, where, plan.source, prepared.full_tier,
-                    writer.record.run_id):  # fmt: skip
+        with _lease(registry, config, where, plan.source, writer.record.run_id):
             writer.start()
             removed = prepared.removed
             try:

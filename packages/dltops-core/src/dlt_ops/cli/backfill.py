@@ -30,27 +30,31 @@ def _rows(
     from dlt_ops.backfill.state import BackfillState
     from dlt_ops.destinations import resolve_destination
     from dlt_ops.errors import ConfigError, DltOpsError
-    from dlt_ops.ledger.readers import SessionPool
     from dlt_ops.project.discovery import discover
+    from dlt_ops.target.sessions import SessionPool
 
     config, registry = state.project(), state.registry()
     names = [source] if source else list(discover(config.root).sources)
     if source:
         discover(config.root).source(source)  # unknown source: usage error
-    cache: dict[tuple[str, str], list[ChunkRow] | str | None] = {}
+    # one read per database and dataset (Target.key): sources sharing both share the table
+    cache: dict[tuple[str, str, str], list[ChunkRow] | str | None] = {}
     found_rows: list[tuple[str, list[ChunkRow]]] = []
     problems: list[str] = []
     with SessionPool(registry, config, read_only=True) as pool:
         for name in sorted(names):
             try:
-                where = resolve_destination(config, name, dataset)
+                where = pool.target(resolve_destination(config, name, dataset))
             except ConfigError as exc:
                 if source:  # asked for by name: say why there is nothing to show
                     problems.append(f"{name}: backfill state unreadable: {exc}")
                 continue
-            key = (where.engine, where.dataset)
+            except DltOpsError as exc:  # a broken adapter plugin, say
+                problems.append(f"{name}: backfill state unreadable: {exc}")
+                continue
+            key = where.key
             if key not in cache:
-                if not registry.has("destination", where.engine):
+                if not where.has_adapter:
                     cache[key] = None  # core tier: no backfill state exists there
                     continue
                 try:  # an invalid name is unreadable (the pool checks it), never "none yet"

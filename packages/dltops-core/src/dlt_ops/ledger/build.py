@@ -13,30 +13,42 @@ if TYPE_CHECKING:
     from dlt_ops.adapters import DestinationSession
     from dlt_ops.config import ProjectConfig
     from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.target import Target
 
 log = get_logger(__name__)
+
+#: The built-in sink that keeps ``_dlt_ops_runs`` in the run's own destination.
+DESTINATION_SINK = "destination"
 
 
 def build_sinks(
     registry: PluginRegistry,
     config: ProjectConfig,
+    target: Target,
     *,
-    engine: str,
-    dataset: str,
-    full_tier: bool,
     open_session: Callable[[], DestinationSession],
-    names: tuple[str, ...] | None = None,
+    reading: bool = False,
 ) -> list[tuple[str, LedgerSink]]:
-    """Instantiate every configured sink; one that cannot be built is logged and left out."""
+    """Instantiate every configured sink for ``target``; one that cannot be built is logged and
+    left out. The ``destination`` sink is left out where the destination has no adapter (core
+    tier): there is no table to write, read or close abandoned rows in. A run says so once;
+    a reader (``reading``) skips it without a word."""
     sinks: list[tuple[str, LedgerSink]] = []
-    for name in names if names is not None else config.ledger_sinks:
+    for name in config.ledger_sinks:
+        if name == DESTINATION_SINK and not target.has_adapter:
+            if not reading:
+                log.info(
+                    f"runs ledger skipped: destination '{target.engine}' has no "
+                    "DestinationAdapter (core mode)"
+                )
+            continue
         options = config.ledger_sink.get(name, {})
         context = LedgerSinkContext(
             name=name,
             project_root=config.root,
-            engine=engine,
-            dataset=dataset,
-            full_tier=full_tier,
+            engine=target.engine,
+            dataset=target.dataset,
+            full_tier=target.has_adapter,
             open_session=open_session,
             options=options if isinstance(options, dict) else {},
         )

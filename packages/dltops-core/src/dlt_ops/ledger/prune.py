@@ -9,8 +9,9 @@ from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import resolve_destination
 from dlt_ops.errors import DltOpsError
 from dlt_ops.ledger.model import summarize_error
-from dlt_ops.ledger.readers import SessionPool, source_ledger
+from dlt_ops.ledger.readers import source_ledger
 from dlt_ops.plugins import PluginRegistry
+from dlt_ops.target.sessions import SessionPool
 
 
 @dataclass
@@ -39,10 +40,11 @@ def prune_ledgers(
         for source in sorted(sources):
             try:
                 where = resolve_destination(config, source, dataset)
+                ledger = source_ledger(registry, config, where, pool)
             except DltOpsError as exc:
-                results.append(PruneResult(f"source '{source}'", error=str(exc)))
+                results.append(PruneResult(f"source '{source}'", error=summarize_error(exc)))
                 continue
-            for name, sink in source_ledger(registry, config, where, pool).with_method("prune"):
+            for name, sink in ledger.with_method("prune"):
                 if name == "destination":
                     label = f"{name}: {where.engine}/{where.dataset}"
                     key = f"{label}/{pool.key(where)}"

@@ -14,14 +14,16 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from dlt_ops.config import ProjectConfig
-from dlt_ops.destinations import ResolvedDestination, resolve_destination
+from dlt_ops.destinations import resolve_destination
 from dlt_ops.errors import DltOpsError, LedgerUnreadableError
 from dlt_ops.ledger.model import RunRecord, RunStatus, summarize_error
-from dlt_ops.ledger.readers import SessionPool, map_by_database, reading_lane, source_ledger
+from dlt_ops.ledger.readers import reading_lane, source_ledger
 from dlt_ops.ledger.sinks import LedgerQuery
 from dlt_ops.ledger.writer import utcnow
 from dlt_ops.log import get_logger
 from dlt_ops.plugins import PluginRegistry
+from dlt_ops.target import Target
+from dlt_ops.target.sessions import SessionPool, map_by_database
 
 log = get_logger(__name__)
 
@@ -63,7 +65,7 @@ def collect_status(
 ) -> list[SourceStatus]:
     """Read each source's ledger (in ``dataset`` when given, overriding the config); never
     raises over a broken ledger. Ledgers in different databases are read side by side
-    (:func:`~dlt_ops.ledger.readers.map_by_database`)."""
+    (:func:`~dlt_ops.target.sessions.map_by_database`)."""
     with SessionPool(registry, config) as pool:
         planned = [_plan(registry, config, pool, source, dataset) for source in sorted(sources)]
         to_read = [p for p in planned if isinstance(p, _Planned)]
@@ -79,7 +81,7 @@ class _Planned:
     """A source whose ledger is to be read: where, with which sink, over which session."""
 
     source: str
-    where: ResolvedDestination
+    where: Target
     sink: str
     reader: Any
     session_key: tuple[str, str, str]
@@ -97,20 +99,19 @@ def _plan(
         where = resolve_destination(config, source, dataset)
     except DltOpsError as exc:
         return SourceStatus(source, "unreadable", str(exc))
-    ledger = source_ledger(registry, config, where, pool)
+    try:  # resolving the target loads the adapter plugin, here on the calling thread
+        ledger = source_ledger(registry, config, where, pool)
+    except DltOpsError as exc:
+        return SourceStatus(source, "unreadable", summarize_error(exc))
     readers = ledger.with_method("read_runs")
     if not readers:
-        if not ledger.full_tier:
+        if not ledger.has_adapter:
             return SourceStatus(source, "unsupported", _unsupported_message(where.engine))
         return SourceStatus(
             source, "unreadable", "no readable ledger sink in [dlt_ops] ledger_sinks"
         )
     name, reader = readers[0]
-    try:
-        lane = reading_lane(registry, pool, ledger)
-    except DltOpsError as exc:
-        return SourceStatus(source, "unreadable", summarize_error(exc))
-    return _Planned(source, where, name, reader, lane)
+    return _Planned(source, ledger.where, name, reader, reading_lane(registry, pool, ledger))
 
 
 def _read(
@@ -133,22 +134,18 @@ def _read(
 def _live_run_holding_the_file(
     registry: PluginRegistry,
     config: ProjectConfig,
-    where: ResolvedDestination,
+    where: Target,
     source: str,
     query: LedgerQuery,
 ) -> SourceStatus | None:
     """A single-writer database stays busy while dlt loads into it, longer than a reader waits.
     The run holding it left a note in its lock file: while that process lives, show the run as
     ``running`` from the note (the history shows again once the run lets go of the file)."""
-    from dlt_ops.destinations import load_adapter
     from dlt_ops.project.run_locks import live_note, lock_file
 
     if query.resource is not None or query.status not in (None, RunStatus.running):
         return None  # the note cannot say which resource a run is scoped to
-    try:
-        if not load_adapter(registry, where.engine).capabilities.single_writer:
-            return None
-    except DltOpsError:
+    if not where.single_writer:
         return None
     note = live_note(lock_file(config, where, source))
     if note is None or note.run_id is None or note.started_at is None:

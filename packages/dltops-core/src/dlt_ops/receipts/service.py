@@ -11,12 +11,14 @@ from dlt_ops.destinations import ResolvedDestination, resolve_destination
 from dlt_ops.errors import DltOpsError, LedgerUnreadableError, UsageError
 from dlt_ops.ledger.jsonl_sink import jsonl_path
 from dlt_ops.ledger.model import RunRecord, summarize_error
-from dlt_ops.ledger.readers import SessionPool, source_ledger
+from dlt_ops.ledger.readers import source_ledger
 from dlt_ops.ledger.sinks import LedgerQuery
 from dlt_ops.ledger.status import collect_status, unreadable, unreadable_error
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.receipts.model import ReceiptRow
 from dlt_ops.receipts.store import ReceiptStore, receipt_stores
+from dlt_ops.target import Target
+from dlt_ops.target.sessions import SessionPool
 
 
 @dataclass
@@ -97,7 +99,8 @@ def _find_in(
     except DltOpsError as exc:
         failures.append(f"ledger of '{source}' unreadable: {exc}")
         return None
-    for _, sink in source_ledger(registry, config, where, pool).with_method("read_run"):
+    ledger = source_ledger(registry, config, where, pool)
+    for _, sink in ledger.with_method("read_run"):
         try:
             attempts = [r for r in sink.read_run(ref) if r.source_section == source]  # type: ignore[attr-defined]
         except Exception as exc:  # an unreachable ledger cannot show the run; try the next one
@@ -107,24 +110,23 @@ def _find_in(
             ids = {r.run_id for r in attempts}
             if len(ids) > 1:
                 raise UsageError(f"run id prefix '{ref}' is ambiguous: {', '.join(sorted(ids))}.")
-            stores = project_stores(config, full_tier=registry.has("destination", where.engine),
-                                    open_session=lambda: pool.get(where))  # fmt: skip
+            stores = project_stores(config, ledger.where, open_session=lambda: pool.get(where))
             receipts = _read(stores, [attempts[0].run_id], source)
             return RunReport(attempts, receipts)
     return None
 
 
 def project_stores(
-    config: ProjectConfig, *, full_tier: bool, open_session: Callable[[], DestinationSession]
+    config: ProjectConfig, target: Target, *, open_session: Callable[[], DestinationSession]
 ) -> list[ReceiptStore]:
-    """The receipt stores of a project (they follow its ``[dlt_ops] ledger_sinks``)."""
+    """The receipt stores of a source in ``target``: its destination's ``_dlt_ops_receipts``
+    wherever it has an adapter, whatever the ledger sinks, and the jsonl file beside a
+    ``jsonl`` ledger sink."""
     path = None
     if "jsonl" in config.ledger_sinks:
         options = config.ledger_sink.get("jsonl", {})
         path = jsonl_path(options if isinstance(options, Mapping) else {}, config.root)
-    return receipt_stores(
-        config.ledger_sinks, full_tier=full_tier, open_session=open_session, jsonl_path=path
-    )
+    return receipt_stores(target.has_adapter, open_session=open_session, jsonl_path=path)
 
 
 def _read(stores: list[ReceiptStore], run_ids: list[str], source: str) -> list[ReceiptRow]:
@@ -140,10 +142,9 @@ def receipts_for_runs(
     registry: PluginRegistry, config: ProjectConfig, source: str, run_ids: list[str]
 ) -> list[ReceiptRow]:
     """Every receipt row (all attempts) of ``run_ids`` in ``source``'s receipt stores."""
-    where = resolve_destination(config, source)
     with SessionPool(registry, config) as pool:
-        stores = project_stores(config, full_tier=registry.has("destination", where.engine),
-                                open_session=lambda: pool.get(where))  # fmt: skip
+        where = pool.target(resolve_destination(config, source))
+        stores = project_stores(config, where, open_session=lambda: pool.get(where))
         return _read(stores, run_ids, source)
 
 
@@ -162,6 +163,7 @@ def backfill_receipts(
     receipt's ``run_started_at``), never by run id alone.
     """
     with SessionPool(registry, config) as pool:
+        target = pool.target(where)
         attempts: set[tuple[str, object]] = set()
         for _, sink in source_ledger(registry, config, where, pool).with_method("read_run"):
             for run_id in run_ids:
@@ -174,8 +176,7 @@ def backfill_receipts(
                 }
             if attempts:
                 break
-        stores = project_stores(config, full_tier=registry.has("destination", where.engine),
-                                open_session=lambda: pool.get(where))  # fmt: skip
+        stores = project_stores(config, target, open_session=lambda: pool.get(target))
         for store in stores:
             rows = [
                 r

@@ -142,17 +142,17 @@ class JsonlReceiptStore:
 
 
 def receipt_stores(
-    ledger_sinks: Sequence[str],
+    has_adapter: bool,
     *,
-    full_tier: bool,
     open_session: Callable[[], DestinationSession],
     jsonl_path: Path | None,
 ) -> list[ReceiptStore]:
-    """The stores of a project whose ledger goes to ``ledger_sinks``: receipts follow the
-    ledger to the destination (full tier) and to the jsonl file."""
+    """Where receipts are kept: ``_dlt_ops_receipts`` in the destination whenever it has an
+    adapter (whichever ledger sinks are configured: a third-party sink keeps runs, not
+    receipts), and the jsonl file when one is given (the ``jsonl`` ledger sink's)."""
     stores: list[ReceiptStore] = []
-    if full_tier and "destination" in ledger_sinks:
+    if has_adapter:
         stores.append(DestinationReceiptStore(open_session))
-    if jsonl_path is not None and "jsonl" in ledger_sinks:
+    if jsonl_path is not None:
         stores.append(JsonlReceiptStore(jsonl_path))
     return stores

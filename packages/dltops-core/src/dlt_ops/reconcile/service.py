@@ -195,7 +195,7 @@ def reconcile_source(
     report: SourceReport,
 ) -> None:
     """Fill ``report`` for one source (raises what stops it)."""
-    from dlt_ops.destinations import load_adapter, open_session, resolve_destination
+    from dlt_ops.destinations import load_adapter, open_session
     from dlt_ops.dlt_schema import stored_schema
     from dlt_ops.project.introspect import load_source
     from dlt_ops.reconcile.declared import declared_tables, resource_model
@@ -203,10 +203,11 @@ def reconcile_source(
     from dlt_ops.reconcile.state import DriftState
     from dlt_ops.runner.pipeline import project_environment
     from dlt_ops.secrets import engage_secrets
+    from dlt_ops.target import resolve_target
 
     project.source(name)  # unknown source: reported with the list of known ones
-    where = resolve_destination(config, name, request.dataset)
-    if not registry.has("destination", where.engine):
+    where = resolve_target(registry, config, name, request.dataset)
+    if not where.has_adapter:
         raise ReconcileError(
             f"destination '{where.engine}' has no DestinationAdapter: reconcile keeps its drift "
             f"state in {where.dataset}._dlt_ops_drift and needs one. Install the engine's "

@@ -17,10 +17,10 @@ from dlt_ops.ledger.model import RunRecord, RunStatus, summarize_error
 if TYPE_CHECKING:
     from dlt_ops.backfill.state import ChunkRow
     from dlt_ops.config import ProjectConfig
-    from dlt_ops.destinations import ResolvedDestination
-    from dlt_ops.ledger.readers import SessionPool
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.receipts.model import ReceiptRow
+    from dlt_ops.target import Target
+    from dlt_ops.target.sessions import SessionPool
 
 
 @dataclass(frozen=True)
@@ -131,9 +131,9 @@ def collect(
     limit: int = 30,
 ) -> FleetReport:
     """Read every source's ledgers (one session per destination and dataset)."""
-    from dlt_ops.ledger.readers import SessionPool
     from dlt_ops.ledger.sinks import LedgerQuery
     from dlt_ops.ledger.status import collect_status
+    from dlt_ops.target.sessions import SessionPool
 
     statuses = collect_status(registry, config, sources, LedgerQuery("", limit=limit))
     views = []
@@ -158,11 +158,11 @@ def _fill_from_destination(
     from dlt_ops.destinations import resolve_destination
 
     try:
-        where = resolve_destination(config, view.name)
+        where = pool.target(resolve_destination(config, view.name))
     except DltOpsError:
         return  # the runs ledger already says why
     view.destination, view.dataset = where.engine, where.dataset
-    if not registry.has("destination", where.engine) or view.ledger == "unreadable":
+    if not where.has_adapter or view.ledger == "unreadable":
         return  # core tier: no dlt-ops tables there; unreadable: the runs ledger says why
     for part, read in (("backfill state", _backfills), ("receipts", _receipts),
                        ("drift state", _drift)):  # fmt: skip
@@ -174,7 +174,7 @@ def _fill_from_destination(
 
 def _backfills(
     registry: PluginRegistry, config: ProjectConfig, pool: SessionPool,
-    where: ResolvedDestination, view: SourceView,
+    where: Target, view: SourceView,
 ) -> None:  # fmt: skip
     from dlt_ops.backfill.state import BackfillState
 
@@ -190,11 +190,11 @@ def _backfills(
 
 def _receipts(
     registry: PluginRegistry, config: ProjectConfig, pool: SessionPool,
-    where: ResolvedDestination, view: SourceView,
+    where: Target, view: SourceView,
 ) -> None:  # fmt: skip
     from dlt_ops.receipts.service import project_stores
 
-    stores = project_stores(config, full_tier=True, open_session=lambda: pool.get(where))
+    stores = project_stores(config, where, open_session=lambda: pool.get(where))
     run_ids = list(dict.fromkeys(v.run.run_id for v in view.runs))
     for store in stores:
         rows = [r for run_id in run_ids for r in store.read(run_id)
@@ -207,7 +207,7 @@ def _receipts(
 
 def _drift(
     registry: PluginRegistry, config: ProjectConfig, pool: SessionPool,
-    where: ResolvedDestination, view: SourceView,
+    where: Target, view: SourceView,
 ) -> None:  # fmt: skip
     from dlt_ops.reconcile.state import DRIFT_TABLE_NAME, SELECT
 

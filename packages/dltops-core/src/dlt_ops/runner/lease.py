@@ -42,8 +42,8 @@ from dlt_ops.project.run_locks import LockNote, lock_file, read_note
 if TYPE_CHECKING:
     from dlt_ops.adapters import DestinationSession
     from dlt_ops.config import ProjectConfig
-    from dlt_ops.destinations import ResolvedDestination
     from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.target import Target
 
 log = get_logger(__name__)
 
@@ -310,22 +310,13 @@ class FileLease:
 # -- the run's lease ----------------------------------------------------------------------------
 
 
-def _uses_file_lock(registry: PluginRegistry, where: ResolvedDestination, full_tier: bool) -> bool:
-    if not full_tier:
-        return True
-    from dlt_ops.destinations import load_adapter
-
-    return bool(load_adapter(registry, where.engine).capabilities.single_writer)
-
-
 @contextmanager
 def source_lease(
     registry: PluginRegistry,
     config: ProjectConfig,
-    where: ResolvedDestination,
+    where: Target,
     *,
     source: str,
-    full_tier: bool,
     run_id: str,
     wait: float | None = None,
     shared_by: str | None = None,
@@ -339,7 +330,9 @@ def source_lease(
     lock file, for ``status`` to show while the database file is busy.
     """
     token = f"{SHARED_PREFIX}{shared_by}" if shared_by else new_holder_token()
-    if _uses_file_lock(registry, where, full_tier):
+    # a core-tier destination has no table to hold a lease in; a single-writer file would be
+    # held open by the lease's session for the whole run: both take a lock file instead
+    if not where.has_adapter or where.single_writer:
         path = lock_file(config, where, source)
         lease: FileLease | TableLease = FileLease(path, token, run_id, trigger)
         session = None

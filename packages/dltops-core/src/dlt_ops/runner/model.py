@@ -25,13 +25,13 @@ if TYPE_CHECKING:
 
     from dlt_ops.adapters import DestinationSession
     from dlt_ops.config import ProjectConfig
-    from dlt_ops.destinations import ResolvedDestination
     from dlt_ops.ledger import RunRecord
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.runner.half_written import Dropped
     from dlt_ops.runner.packages import LoadedBooks
     from dlt_ops.runner.progress import ProgressSink
     from dlt_ops.runner.window import Window
+    from dlt_ops.target import Target
 
 
 class RunPhase(StrEnum):
@@ -103,8 +103,8 @@ class RunContext:
     window: Window | None
     config: ProjectConfig
     registry: PluginRegistry
-    where: ResolvedDestination
-    full_tier: bool
+    #: Where the run's tables live: engine, dataset, database, tier, capabilities.
+    target: Target
     #: Opens (once) and returns the run's destination session; raises on core tier.
     open_session: Callable[[], DestinationSession]
     backfill_id: str | None = None
@@ -112,9 +112,19 @@ class RunContext:
     state: RunState = field(default_factory=RunState)
 
     @property
+    def where(self) -> Target:
+        """The :attr:`target` (its older name; engine, dataset and pipeline name)."""
+        return self.target
+
+    @property
+    def full_tier(self) -> bool:
+        """Whether the destination has an adapter (``target.has_adapter``)."""
+        return self.target.has_adapter
+
+    @property
     def pipeline_name(self) -> str:
         """dlt pipeline name of the run."""
-        return self.where.pipeline_name
+        return self.target.pipeline_name
 
 
 @dataclass(frozen=True)

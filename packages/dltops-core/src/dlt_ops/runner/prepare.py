@@ -13,18 +13,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dlt_ops.adapters import check_identifier
-from dlt_ops.destinations import resolve_destination
 from dlt_ops.runner.refusals import check_before_start, refused_before_start
+from dlt_ops.target import resolve_target
 
 if TYPE_CHECKING:
     from dlt.extract.source import DltSource
 
     from dlt_ops.config import ProjectConfig
-    from dlt_ops.destinations import ResolvedDestination
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.project import Project
     from dlt_ops.project.introspect import Introspection
     from dlt_ops.runner.model import GateFactory
+    from dlt_ops.target import Target
 
 #: The plugin kind whose plugins are all loaded for every run (entry-point group
 #: ``dlt_ops.lifecycle``).
@@ -45,16 +45,26 @@ class PreparedRun:
     project: Project
     source: str
     resources: tuple[str, ...]
-    where: ResolvedDestination
-    full_tier: bool
+    #: where the source's tables live: engine, dataset, database, tier, capabilities
+    target: Target
     #: One factory per plugin that contributes an extract gate (``dlt_ops_extract_gates``).
     gate_factories: tuple[GateFactory, ...] = ()
     _loaded: Introspection | None = field(default=None, repr=False)
 
     @property
+    def where(self) -> Target:
+        """The :attr:`target` (its older name; engine, dataset and pipeline name)."""
+        return self.target
+
+    @property
+    def full_tier(self) -> bool:
+        """Whether the destination has an adapter (``target.has_adapter``)."""
+        return self.target.has_adapter
+
+    @property
     def pipeline_name(self) -> str:
         """dlt pipeline name of the source."""
-        return self.where.pipeline_name
+        return self.target.pipeline_name
 
     def loaded(self) -> Introspection:
         """The sandbox-checked, imported source module (imported on first call only)."""
@@ -117,33 +127,23 @@ def prepare_run(
     harvest_project_secrets(config.root, config.raw)
     project = discover(config.root)
     project.source(source)  # unknown source: a usage error before any row
-    where = resolve_destination(config, source, dataset)
+    target = resolve_target(registry, config, source, dataset)
     # the ledger, receipts and state tables live in this dataset: refuse a name no adapter
     # could quote before anything is written (exit 2), rather than lose the ledger silently
-    full_tier = registry.has("destination", where.engine)
-    check_identifier(where.dataset, max_length=_longest_name(registry, where, full_tier),
-                     subject="dataset")  # fmt: skip
+    longest = target.capabilities.max_identifier_length if target.capabilities else 1024
+    check_identifier(target.dataset, max_length=longest, subject="dataset")
     registry.get("trigger_emitter", trigger_source)  # must be registered
     check_ledger_sinks(registry, config)
-    check_before_start(registry, config, project, where, source, resources)
+    check_before_start(registry, config, project, target, source, resources)
     prepared = PreparedRun(
         config=config,
         registry=registry,
         project=project,
         source=source,
         resources=resources,
-        where=where,
-        full_tier=full_tier,
+        target=target,
     )
     with refused_before_start():  # e.g. an assertion config that does not parse
         prepared.gate_factories = prepare_hooks(registry, prepared)
     return prepared
 
-
-def _longest_name(registry: PluginRegistry, where: ResolvedDestination, full_tier: bool) -> int:
-    """The longest dataset name the destination keeps intact (its adapter says; else 1024)."""
-    if not full_tier:
-        return 1024
-    from dlt_ops.destinations import load_adapter
-
-    return load_adapter(registry, where.engine).capabilities.max_identifier_length

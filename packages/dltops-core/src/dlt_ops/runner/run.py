@@ -227,20 +227,12 @@ def execute_run(
     """
     if prepared is None:
         prepared = prepare_for(registry, config, request)
-    where = prepared.where
+    where = prepared.target
     session = _LazySession(registry, config, where)
     # on a single-writer engine the ledger has its own session, closed after each write: a
     # connection held for the whole run would lock readers out (status could never say running)
-    single_writer = _single_writer(registry, prepared)
-    ledger_session = _LedgerSession(session) if single_writer else None
-    sinks = build_sinks(
-        registry,
-        config,
-        engine=where.engine,
-        dataset=where.dataset,
-        full_tier=prepared.full_tier,
-        open_session=ledger_session or session,
-    )
+    ledger_session = _LedgerSession(session) if where.single_writer else None
+    sinks = build_sinks(registry, config, where, open_session=ledger_session or session)
     run_id = request.run_id or uuid.uuid4().hex
     writer = LedgerWriter(
         sinks, _start_record(request, where, run_id), heartbeat_seconds=config.heartbeat_seconds,
@@ -254,8 +246,7 @@ def execute_run(
         window=request.window,
         config=config,
         registry=registry,
-        where=where,
-        full_tier=prepared.full_tier,
+        target=where,
         open_session=session,
         backfill_id=request.backfill_id,
     )
@@ -344,8 +335,7 @@ def _lease(
     with ExitStack() as stack:
         try:
             stack.enter_context(source_lease(
-                registry, config, prepared.where, source=request.source,
-                full_tier=prepared.full_tier, run_id=run_id,
+                registry, config, prepared.target, source=request.source, run_id=run_id,
                 wait=math.inf if request.backfill_id else request.wait,
                 shared_by=request.backfill_id, trigger=request.trigger_source,
             ))  # fmt: skip
@@ -353,16 +343,6 @@ def _lease(
             yield exc
             return
         yield None
-
-
-def _single_writer(registry: PluginRegistry, prepared: PreparedRun) -> bool:
-    """Whether the run's destination is a database one process at a time may open for writing
-    (its adapter says so; core-tier destinations have no ledger table to hold)."""
-    if not prepared.full_tier:
-        return False
-    from dlt_ops.destinations import load_adapter
-
-    return bool(load_adapter(registry, prepared.where.engine).capabilities.single_writer)
 
 
 def _noted(state: RunState, summary: str | None, run_id: str) -> str | None:

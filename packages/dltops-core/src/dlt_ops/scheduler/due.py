@@ -59,7 +59,8 @@ def recent_runs_of(
 ) -> dict[str, list[RunRecord]]:
     """:func:`recent_runs` of every source, their databases read side by side."""
     from dlt_ops.destinations import resolve_destination
-    from dlt_ops.ledger.readers import SessionPool, map_by_database, reading_lane, source_ledger
+    from dlt_ops.ledger.readers import reading_lane, source_ledger
+    from dlt_ops.target.sessions import SessionPool, map_by_database
 
     with SessionPool(registry, config) as pool:
         ledgers = []

@@ -93,8 +93,7 @@ def _run_one(
                          window=window, lease_held=True)  # fmt: skip
     try:
         prepared = prepare_for(registry, config, request)
-        with source_lease(registry, config, prepared.where, source=d.source,
-                          full_tier=prepared.full_tier, run_id=run_id,
+        with source_lease(registry, config, prepared.target, source=d.source, run_id=run_id,
                           trigger=TRIGGER_SOURCE):  # fmt: skip
             if due(registry, config, d.source, now) is None:  # ran meanwhile (another host)
                 log.info("scheduler.ran_meanwhile", source=d.source, slot=d.slot.isoformat())

@@ -6,7 +6,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dlt_ops.destinations import TIER_DERIVED, adapter_tier, engine_name, instantiate_adapter
+from dlt_ops.destinations import engine_name, instantiate_adapter
 from dlt_ops.errors import (
     AdapterCapabilityError,
     DestinationCapabilityError,
@@ -16,6 +16,7 @@ from dlt_ops.errors import (
     PluginLoadFailedError,
     UnknownPluginError,
 )
+from dlt_ops.target import Tier, adapter_tier
 
 if TYPE_CHECKING:
     from dlt_ops.adapters import DestinationAdapter
@@ -43,11 +44,11 @@ class DestinationCheck:
     derived: bool = False
 
     @property
-    def tier(self) -> str:
-        """``full`` with an adapter package, ``derived`` with a derived one, else ``core``."""
+    def tier(self) -> Tier:
+        """Full with an adapter package, derived with a derived one, else core."""
         if self.adapter is None:
-            return "core"
-        return "derived" if self.derived else "full"
+            return Tier.CORE
+        return Tier.DERIVED if self.derived else Tier.FULL
 
     @property
     def notice(self) -> str | None:
@@ -125,7 +126,7 @@ def check_destination(
             adapter = instantiate_adapter(engine, registered)
         except PluginError as exc:
             raise AdapterCapabilityError(str(exc)) from exc
-        derived = adapter_tier(registry, engine) == TIER_DERIVED
+        derived = adapter_tier(registry, engine) is Tier.DERIVED
         return DestinationCheck(destination, engine, adapter, derived)
     problem = _dlt_knows(destination)
     if problem:

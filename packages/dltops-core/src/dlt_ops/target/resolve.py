@@ -1,0 +1,84 @@
+"""Resolving a source's :class:`~dlt_ops.target.model.Target`: tier, adapter, physical identity.
+
+Resolution imports an adapter's plugin module (never its driver) and looks credentials up as
+dlt would; nothing connects.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from dlt_ops.adapters.derived_label import is_derived
+from dlt_ops.destinations import connection_target, load_adapter, resolve_destination
+from dlt_ops.target.model import Target, Tier
+
+if TYPE_CHECKING:
+    from dlt_ops.adapters import ConnectionTarget, DestinationAdapter
+    from dlt_ops.config import ProjectConfig
+    from dlt_ops.destinations import ResolvedDestination
+    from dlt_ops.plugins import PluginRegistry
+
+# the password of a URL (scheme://user:password@host) and password-like mapping keys: what an
+# identity must never carry, whatever secrets are known to the redactor at the time
+_URL_PASSWORD = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*):[^@\s]*@")
+_SECRET_KEY = re.compile(r"pass|secret|token|key|auth", re.IGNORECASE)
+
+
+def adapter_tier(registry: PluginRegistry, engine: str) -> Tier:
+    """The tier ``engine`` runs at with the installed plugins (metadata only, no imports)."""
+    claims = [s for s in registry.sources("destination") if s.name == engine]
+    if not claims:
+        return Tier.CORE
+    return Tier.DERIVED if all(is_derived(s.value) for s in claims) else Tier.FULL
+
+
+def credentials_identity(credentials: object, pipeline_name: str | None) -> str:
+    """The credentials as a database identity with every secret part removed (``None``, the
+    engine's default, is told apart per pipeline, as dlt's defaults are)."""
+    if credentials is None or credentials == "":
+        return f"default:{pipeline_name}"
+    if isinstance(credentials, str):
+        return _URL_PASSWORD.sub(lambda m: f"{m['head']}@", credentials)
+    if isinstance(credentials, dict):
+        kept = sorted(
+            (str(k), str(v)) for k, v in credentials.items() if not _SECRET_KEY.search(str(k))
+        )
+        return ";".join(f"{k}={v}" for k, v in kept)
+    return type(credentials).__name__
+
+
+def database_identity(adapter: DestinationAdapter | None, target: ConnectionTarget) -> str:
+    """Which physical database ``target`` opens: the adapter's answer when it gives one (DuckDB:
+    the file's absolute path), else the credentials without their secrets."""
+    identify = getattr(adapter, "database_identity", None)
+    if callable(identify):
+        found = identify(target)
+        if isinstance(found, str) and found:
+            return found
+    return credentials_identity(target.credentials, target.pipeline_name)
+
+
+def target_of(
+    registry: PluginRegistry, config: ProjectConfig, where: ResolvedDestination
+) -> Target:
+    """``where`` resolved against the installation: tier, capabilities, physical identity."""
+    tier = adapter_tier(registry, where.engine)
+    adapter = load_adapter(registry, where.engine) if tier.has_adapter else None
+    identity = database_identity(adapter, connection_target(config, where))
+    return Target(
+        engine=where.engine,
+        dataset=where.dataset,
+        pipeline_name=where.pipeline_name,
+        database=identity,
+        tier=tier,
+        capabilities=adapter.capabilities if adapter is not None else None,
+    )
+
+
+def resolve_target(
+    registry: PluginRegistry, config: ProjectConfig, source: str, dataset: str | None = None
+) -> Target:
+    """The :class:`Target` of ``source`` (``dataset`` overrides the configured one); raises a
+    ``ConfigError`` for a missing destination, ``PluginLoadError`` for a broken adapter."""
+    return target_of(registry, config, resolve_destination(config, source, dataset))
