@@ -81,18 +81,22 @@ def test_secret_keys_are_masked_at_the_top_level_and_nested() -> None:
     assert line["rows"] == [1]
 
 
-def test_quiet_keeps_warnings_only_even_before_structlog_loads() -> None:
+def test_quiet_keeps_errors_only_even_before_structlog_loads() -> None:
     proc = _python(
         """
-        import logging
-        from dlt_ops.log import LogFormat, configure_logging, get_logger, only_warnings
+        import logging, os, sys
+        from dlt_ops.log import LogFormat, configure_logging, get_logger, only_errors
         configure_logging(LogFormat.json)
-        only_warnings()
+        only_errors()
         get_logger("x").info("hidden")
-        logging.getLogger("dlt").info("hidden too")
-        get_logger("x").warning("shown")
+        get_logger("x").warning("hidden too")
+        assert "structlog" not in sys.modules  # dropped without loading it
+        logging.getLogger("dlt").warning("hidden as well")
+        assert os.environ["RUNTIME__LOG_LEVEL"] == "ERROR"  # dlt's own logger, once it starts
+        get_logger("x").error("shown")
         """
     )
+    assert proc.returncode == 0, proc.stderr
     assert [line["event"] for line in _json_lines(proc.stderr)] == ["shown"]
 
 

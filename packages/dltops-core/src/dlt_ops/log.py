@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -114,7 +115,12 @@ class _LazyLogger:
         return getattr(self._logger, attribute)
 
 
-_METHOD_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO}
+_METHOD_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "warn": logging.WARNING,
+}
 
 
 def _below_level(method: str) -> bool:
@@ -242,20 +248,24 @@ def configure_logging(fmt: LogFormat = LogFormat.auto, *, debug: bool = False) -
             sys.meta_path.insert(0, _FINDER)
 
 
-def only_warnings() -> None:
-    """From now on log only warnings and errors (a command's ``--quiet``); ``--debug`` wins.
+def only_errors() -> None:
+    """From now on log only errors (a command's ``--quiet``: README promises nothing else on
+    stderr); ``--debug`` wins.
 
     Call it before the command logs anything: a logger caches its level on first use.
     """
     root = logging.getLogger()
     if root.level <= logging.DEBUG:
         return
-    root.setLevel(logging.WARNING)
+    root.setLevel(logging.ERROR)
+    # dlt's own "dlt" logger does not propagate and takes its level from dlt's config (default
+    # WARNING); the environment is dlt's first provider, and its runtime reads it on first use
+    os.environ["RUNTIME__LOG_LEVEL"] = "ERROR"
     with _lock:
         if _settings is not None:
-            _settings.level = logging.WARNING
+            _settings.level = logging.ERROR
         if _applied:
             structlog = sys.modules["structlog"]
             structlog.configure(
-                wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING)
+                wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR)
             )

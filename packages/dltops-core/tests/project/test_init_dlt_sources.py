@@ -23,7 +23,7 @@ def test_scaffold_validates(cli, tmp_path: Path, kind: str) -> None:
     assert "Fill in" in made.stdout
     info = discover(root).source(name)
     assert info.module_path == root / "my_pipeline" / "source" / f"{name}.py"
-    validated = cli("-r", str(root), "pipeline", "validate")
+    validated = cli("--root", str(root), "pipeline", "validate")
     assert validated.exit_code == 0, validated.output
     assert "error" not in validated.stdout.lower(), validated.stdout
     assert "warning" not in validated.stdout.lower(), validated.stdout

@@ -48,29 +48,29 @@ def shop(tmp_path: Path) -> Path:
 
 
 def test_resources_of_sql_database_are_discovered_at_run_time(cli, shop: Path) -> None:
-    text = cli("-r", str(shop), "pipeline", "resources", "-s", "shop")
+    text = cli("--root", str(shop), "pipeline", "resources", "-s", "shop")
     assert text.exit_code == 0, text.output
     assert "Resources (2):" in text.stdout
     assert "• customers (discovered at run time)" in text.stdout
     assert "• orders (discovered at run time)" in text.stdout
-    js = cli("-r", str(shop), "pipeline", "resources", "-s", "shop", "--json")
+    js = cli("--root", str(shop), "pipeline", "resources", "-s", "shop", "--json")
     assert sorted(json.loads(js.stdout)) == ["customers", "orders"]
-    static = cli("-r", str(shop), "pipeline", "resources", "-s", "shop", "--json", "--static")
+    static = cli("--root", str(shop), "pipeline", "resources", "-s", "shop", "--json", "--static")
     assert json.loads(static.stdout) == []
-    listed = cli("-r", str(shop), "pipeline", "list")
+    listed = cli("--root", str(shop), "pipeline", "list")
     assert "2*" in listed.stdout and "discovered at run time" in listed.stdout
-    [row] = json.loads(cli("-r", str(shop), "pipeline", "list", "--json").stdout)
+    [row] = json.loads(cli("--root", str(shop), "pipeline", "list", "--json").stdout)
     assert sorted(row["runtime_resources"]) == ["customers", "orders"]
 
 
 def test_a_second_look_comes_from_the_cache_without_dlt(cli, shop: Path) -> None:
-    assert cli("-r", str(shop), "pipeline", "resources", "-s", "shop").exit_code == 0
+    assert cli("--root", str(shop), "pipeline", "resources", "-s", "shop").exit_code == 0
     code = (
         "import sys; from dlt_ops.cli import run; sys.argv = ['dlt-ops', *sys.argv[1:]]\n"
         "try:\n    run()\nexcept SystemExit:\n    pass\n"
         "sys.stderr.write('DLT:' + str('dlt' in sys.modules))"
     )
-    argv = ["-r", str(shop), "pipeline", "resources", "-s", "shop", "--json"]
+    argv = ["--root", str(shop), "pipeline", "resources", "-s", "shop", "--json"]
     out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True)
     assert sorted(json.loads(out.stdout)) == ["customers", "orders"]
     assert out.stderr.strip().endswith("DLT:False"), out.stderr[-500:]
@@ -78,7 +78,7 @@ def test_a_second_look_comes_from_the_cache_without_dlt(cli, shop: Path) -> None
 
 def test_a_failed_look_says_why(cli, shop: Path) -> None:
     (shop / ".dlt" / "secrets.toml").unlink()
-    out = cli("-r", str(shop), "pipeline", "resources", "-s", "shop")
+    out = cli("--root", str(shop), "pipeline", "resources", "-s", "shop")
     assert out.exit_code == 0
     assert "Resources (0):" in out.stdout
     assert "importing and calling it failed" in out.stdout and "credentials" in out.stdout

@@ -78,8 +78,9 @@ def main(
     ] = False,
     root: Annotated[
         Path | None,
+        # no short flag: `-r` is --resource on every command that takes one (docs/cli.md)
         typer.Option(
-            "--root", "-r", help="Project root (default: nearest parent with .dlt/config.toml)."
+            "--root", help="Project root (default: nearest parent with .dlt/config.toml)."
         ),
     ] = None,
     log_format: Annotated[

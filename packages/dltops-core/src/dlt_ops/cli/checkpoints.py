@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from dlt_ops.cli.help_format import PlainHelpGroup
-from dlt_ops.cli.state import AppState, RootOption
+from dlt_ops.cli.state import AppState, RootOption, not_a_directory
 from dlt_ops.tables import Block, Column, Table, plain
 
 checkpoints_app = typer.Typer(
@@ -82,7 +82,10 @@ def list_command(
     pipeline: PipelineOpt = None,
     source: SourceOpt = None,
     resource: Annotated[
-        str | None, typer.Option("--resource", "-r", help="Only this resource's checkpoints.")
+        str | None,
+        typer.Option(
+            "--resource", "-r", help="Only this resource's checkpoints.", callback=not_a_directory
+        ),
     ] = None,
     table: TableOpt = _TABLE_DEFAULT,
     output: Annotated[
@@ -112,7 +115,10 @@ def cleanup_command(
     pipeline: PipelineOpt = None,
     source: SourceOpt = None,
     resource: Annotated[
-        str | None, typer.Option("--resource", "-r", help="Only this resource's rows.")
+        str | None,
+        typer.Option(
+            "--resource", "-r", help="Only this resource's rows.", callback=not_a_directory
+        ),
     ] = None,
     table: TableOpt = _TABLE_DEFAULT,
     include_active: Annotated[

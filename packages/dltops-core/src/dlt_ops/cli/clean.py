@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from dlt_ops.cli.state import AppState, RootOption
+from dlt_ops.cli.state import AppState, RootOption, not_a_directory
 
 
 def clean(
@@ -16,7 +16,12 @@ def clean(
     source: Annotated[str, typer.Option("--source", "-s", help="Source to clean (by name).")],
     resource: Annotated[
         list[str] | None,
-        typer.Option("--resource", "-r", help="Clean only this resource (exact name, repeatable)."),
+        typer.Option(
+            "--resource",
+            "-r",
+            help="Clean only this resource (exact name, repeatable).",
+            callback=not_a_directory,
+        ),
     ] = None,
     local_only: Annotated[
         bool, typer.Option("--local-only", help="Remove only the local dlt working state.")

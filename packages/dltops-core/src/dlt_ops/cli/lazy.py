@@ -21,6 +21,12 @@ from typer.models import CommandInfo, TyperInfo
 
 from dlt_ops.cli.help_format import PlainHelpGroup
 
+#: What ``-r`` means now, for a caller of the old global ``-r DIR``.
+OLD_ROOT_HINT = (
+    "-r is --resource on the commands that filter by resource; the project root is "
+    "--root DIR, before or after the command"
+)
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -116,6 +122,15 @@ class LazyGroup(PlainHelpGroup):
             yield
         finally:
             self._listing = False
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except Exception as exc:
+            # `-r DIR` was once the global root: say where it went instead of "No such option"
+            if type(exc).__name__ == "NoSuchOption" and getattr(exc, "option_name", "") == "-r":
+                exc.message = f"{exc.message} ({OLD_ROOT_HINT})"  # type: ignore[attr-defined]
+            raise
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         with self._summaries():

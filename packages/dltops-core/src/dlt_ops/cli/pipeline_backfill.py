@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from dlt_ops.cli.state import AppState, RootOption
+from dlt_ops.cli.state import AppState, RootOption, not_a_directory
 
 if TYPE_CHECKING:
     from dlt_ops.backfill.executor import ChunkEvent
@@ -205,7 +205,12 @@ def backfill(
     chunk: Annotated[str, typer.Option("--chunk", help="Chunk size N{d|h|m}, e.g. 1d, 6h, 30m.")],
     resource: Annotated[
         list[str] | None,
-        typer.Option("--resource", "-r", help="Backfill only this resource (repeatable)."),
+        typer.Option(
+            "--resource",
+            "-r",
+            help="Backfill only this resource (repeatable).",
+            callback=not_a_directory,
+        ),
     ] = None,
     dataset: Annotated[
         str | None, typer.Option("--dataset", "-d", help="Dataset, overriding the config.")
@@ -225,6 +230,10 @@ def backfill(
     ] = False,
     dry: Annotated[
         bool, typer.Option("--dry-run", help="Print the chunk plan and what would skip; no writes.")
+    ] = False,
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", "-y", help="Do not ask for confirmation (asked on a terminal only)."),
     ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the summary (or dry-run plan) as JSON.")
@@ -249,6 +258,13 @@ def backfill(
     if dry:
         _dry_run(state, plan, dataset, as_json)
         return
+    # as `run`: a person at a terminal confirms first; off a terminal (cron, an orchestrator's
+    # workers) a backfill proceeds without -y, as it always has
+    if not yes and sys.stdin.isatty():
+        typer.echo(plan.describe(), err=True)
+        if not typer.confirm("Start backfill?", default=True, err=True):
+            typer.echo("Aborted: nothing was run.", err=True)
+            raise typer.Exit(0)  # declining is a choice, not a failure
     signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     stopped: list[ChunkEvent] = []
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from dlt_ops.cli.progress import ProgressMode
-from dlt_ops.cli.state import AppState, RootOption
+from dlt_ops.cli.state import AppState, RootOption, not_a_directory
 
 if TYPE_CHECKING:
     from dlt_ops.runner.model import RunOutcome, RunRequest
@@ -96,7 +96,12 @@ def run(
     source: Annotated[str, typer.Option("--source", "-s", help="Source to run.")],
     resource: Annotated[
         list[str] | None,
-        typer.Option("--resource", "-r", help="Run only this resource (repeatable)."),
+        typer.Option(
+            "--resource",
+            "-r",
+            help="Run only this resource (repeatable).",
+            callback=not_a_directory,
+        ),
     ] = None,
     dataset: Annotated[
         str | None, typer.Option("--dataset", "-d", help="Dataset, overriding the config.")
@@ -177,9 +182,9 @@ def run(
     from dlt_ops.runner.window import window_from_options
 
     if quiet:
-        from dlt_ops.log import only_warnings
+        from dlt_ops.log import only_errors
 
-        only_warnings()
+        only_errors()
     state: AppState = ctx.obj.with_root(root)
     config = state.project()
     window = window_from_options(start, end)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,6 +19,25 @@ RootOption = Annotated[
     Path | None,
     typer.Option("--root", help="Project root (default: nearest parent with .dlt/config.toml)."),
 ]
+
+
+def _looks_like_root(name: str) -> bool:
+    path = Path(name).expanduser()
+    pathlike = name in (".", "..") or "/" in name or os.sep in name or name.startswith("~")
+    return path.is_dir() and (pathlike or (path / ".dlt" / "config.toml").is_file())
+
+
+def not_a_directory(value: Any) -> Any:
+    """A ``-r``/``--resource`` callback: a directory there is the old global ``-r DIR`` habit,
+    refused with the new spelling instead of filtering by a resource that cannot exist (a
+    ``status --fail-on failed -r .`` that matched nothing would exit 0 and never alert)."""
+    for name in [value] if isinstance(value, str) else value or ():
+        if _looks_like_root(name):
+            raise typer.BadParameter(
+                f"'{name}' is a directory, not a resource (-r is --resource); "
+                f"for the project root pass --root {name}"
+            )
+    return value
 
 
 @dataclass

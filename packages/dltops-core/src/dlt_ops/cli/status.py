@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from dlt_ops.cli.state import AppState, RootOption
+from dlt_ops.cli.state import AppState, RootOption, not_a_directory
 from dlt_ops.tables import Block, Column, Line, Table, plain
 
 if TYPE_CHECKING:
+    from dlt_ops.config import ProjectConfig
     from dlt_ops.ledger.model import RunRecord
     from dlt_ops.ledger.status import SourceStatus
+    from dlt_ops.project.model import Project
 
 #: Seed 000's fixed columns (two-space indent, one space between).
 COLUMNS = (
@@ -142,6 +144,32 @@ def _derived_notes(registry: object, config: object, sources: list[str]) -> list
     ]
 
 
+def _check_resource(
+    config: ProjectConfig, project: Project, selected: list[str], resource: str | None,
+    statuses: list[SourceStatus],
+) -> None:  # fmt: skip
+    """``-r`` names a resource of a selected source (or one whose runs their ledgers hold): a
+    filter that can match nothing is a usage error, not an empty report that ``--fail-on``
+    never trips on."""
+    if resource is None or any(s.runs for s in statuses):
+        return
+    from dlt_ops.errors import UsageError
+    from dlt_ops.project.runtime_resources import resource_listings
+
+    listings = resource_listings(project, config, selected, look=False)  # imports no source
+    if any(resource in listing.names for listing in listings.values()):
+        return
+    known = "; ".join(
+        f"{name}: {', '.join(listing.names)}" if listing.names
+        else f"{name}: built at run time (`dlt-ops pipeline resources -s {name}` lists them)"
+        for name, listing in listings.items()
+    )  # fmt: skip
+    raise UsageError(
+        f"no selected source has a resource '{resource}' (-r is --resource); "
+        f"known resources: {known or 'none'}."
+    )
+
+
 def _since(value: str | None) -> datetime | None:
     if not value:
         return None
@@ -157,7 +185,13 @@ def status(
         list[str] | None, typer.Option("--source", "-s", help="Only this source (repeatable).")
     ] = None,
     resource: Annotated[
-        str | None, typer.Option("--resource", "-r", help="Only runs scoped to this resource.")
+        str | None,
+        typer.Option(
+            "--resource",
+            "-r",
+            help="Only runs scoped to this resource.",
+            callback=not_a_directory,
+        ),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Runs per source.")] = 10,
     status_filter: Annotated[
@@ -189,7 +223,8 @@ def status(
 
     state: AppState = ctx.obj.with_root(root)
     config = state.project()
-    known = sorted(discover(config.root).sources)
+    project = discover(config.root)
+    known = sorted(project.sources)
     selected = known
     if source:
         missing = [s for s in source if s not in known]
@@ -204,6 +239,7 @@ def status(
         limit=limit,
     )
     statuses = collect_status(state.registry(), config, selected, query, dataset=dataset)
+    _check_resource(config, project, selected, resource, statuses)
     now = utcnow()
     if as_json:
         typer.echo(render_json(statuses, now, config.heartbeat_seconds))
