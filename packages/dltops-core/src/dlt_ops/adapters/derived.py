@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from dlt_ops import hookimpl
 from dlt_ops.adapters.base import SqlAdapterBase
 from dlt_ops.adapters.derived_label import plugin_value
+from dlt_ops.adapters.derived_paths import project_credentials, sqlite_file
 from dlt_ops.adapters.model import Capabilities, ColumnInfo, ColumnType, ConnectionTarget
 from dlt_ops.adapters.statements import Statement
 from dlt_ops.errors import DestinationError
@@ -132,12 +133,27 @@ class DerivedAdapter(SqlAdapterBase):
     def _open(self, target: ConnectionTarget) -> DerivedConnection:
         from dlt.common.schema import Schema
 
-        dest, config = _dlt_config(self.name, target.credentials, target.dataset)
+        credentials = project_credentials(target.credentials, target.project_root)
+        dest, config = _dlt_config(self.name, credentials, target.dataset)
         if target.read_only and _names_a_missing_file(config.credentials):
             return DerivedConnection()  # a reader never creates the database
         job = dest.client(Schema("dlt_ops"), config)
         job.sql_client.open_connection()
         return DerivedConnection(job, job.sql_client)
+
+    def dlt_destination(self, target: ConnectionTarget) -> Any:
+        """dlt's destination with the credentials this adapter connects with, handed over
+        explicitly: dlt would look them up again from the current directory (or from the
+        ``.dlt/`` its config providers first read), and refuses any found in ``config.toml``."""
+        credentials = project_credentials(target.credentials, target.project_root)
+        if credentials is None:
+            return None  # nothing found: dlt resolves (and reports) them itself
+        return _destination(self.name, credentials)
+
+    def database_identity(self, target: ConnectionTarget) -> str | None:
+        """A SQLite file's absolute path, however the credentials spell it (``None``: the
+        credentials without their secrets)."""
+        return sqlite_file(project_credentials(target.credentials, target.project_root))
 
     def _bind(self, value: Any) -> Any:
         if isinstance(value, datetime) and value.tzinfo is not None:
@@ -241,10 +257,30 @@ def _destination(engine: str, credentials: Any) -> Any:
     """dlt's destination factory for ``engine``, given explicit credentials (or none)."""
     from dlt.common.destination import Destination
 
-    dest = Destination.from_reference(engine, credentials=credentials)
+    dest = Destination.from_reference(engine)
     if dest is None:
         raise DestinationError(f"dlt has no destination named '{engine}'")
-    return dest
+    return Destination.from_reference(engine, credentials=_as_native(dest, credentials))
+
+
+def _as_native(dest: Any, credentials: Any) -> Any:
+    """A table of credential fields as dlt's connection string for ``dest``, where it has one.
+
+    dlt merges a table it is handed with the ``credentials`` its config files hold (and refuses
+    any found in ``config.toml``); a string it takes as it is."""
+    if not isinstance(credentials, Mapping):
+        return credentials
+    from dlt.common.configuration.specs import ConnectionStringCredentials
+
+    hint = dest.spec.get_resolvable_fields().get("credentials")
+    if not (isinstance(hint, type) and issubclass(hint, ConnectionStringCredentials)):
+        return credentials  # no string form (e.g. a service account): dlt takes the table
+    try:
+        native = hint()
+        native.update(credentials)
+        return native.to_native_representation()
+    except (KeyError, TypeError, ValueError):
+        return credentials  # fields dlt's string form cannot carry: let dlt judge the table
 
 
 def _dlt_config(engine: str, credentials: Any, dataset: str) -> tuple[Any, Any]:

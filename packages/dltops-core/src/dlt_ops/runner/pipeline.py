@@ -49,11 +49,39 @@ def _adopt_unkeyed(root: Path, where: ResolvedDestination, base: Path) -> None:
         old.rename(new)
 
 
+def _reread_dlt_settings() -> None:
+    """Have dlt read ``.dlt/`` again where ``DLT_PROJECT_DIR`` now points.
+
+    dlt reads its TOML files once, on the first config lookup of the process. When that came
+    before the run pointed dlt at the project (a derived adapter asks dlt for its capabilities
+    while the run is prepared), dlt kept the caller's directory: a source's config and secrets
+    would then be looked up there.
+    """
+    import sys
+
+    if "dlt.common.configuration.container" not in sys.modules:
+        return  # dlt has read nothing yet: its first lookup will see the project
+    from dlt.common.configuration.container import Container
+    from dlt.common.configuration.specs.pluggable_run_context import PluggableRunContext
+
+    container = Container()
+    if PluggableRunContext not in container:
+        return
+    context = container[PluggableRunContext]
+    reload = getattr(context, "reload_providers", None)  # dlt >= 1.31; before: a full reload
+    if reload is not None:
+        reload()
+    else:
+        context.reload()
+
+
 @contextmanager
 def project_environment(root: Path) -> Iterator[None]:
     """Point dlt at the project's ``.dlt/`` whatever the cwd, restoring the env afterwards."""
     previous = os.environ.get("DLT_PROJECT_DIR")
     os.environ["DLT_PROJECT_DIR"] = str(root)
+    if previous != str(root):
+        _reread_dlt_settings()
     try:
         yield
     finally:
