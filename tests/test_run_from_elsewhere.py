@@ -142,11 +142,17 @@ def _credential_findings(cli, root: Path) -> list[dict]:  # noqa: ANN001
     return [f for f in json.loads(proc.stdout) if f["rule"] == "secrets_not_in_config"]
 
 
+#: where a password in config.toml may sit: every section dlt-ops (and dlt) looks in
+PASSWORD_SECTIONS = ["destination.sqlalchemy", "events_src_pipeline.destination.sqlalchemy"]
+
+
+@pytest.mark.parametrize("section", PASSWORD_SECTIONS)
 def test_derived_credentials_in_config_toml_validate_as_they_run(
-    project, templates, cli, tmp_path
+    project, templates, cli, tmp_path, section
 ) -> None:  # noqa: ANN001
     """A file path in config.toml passes validate and the run uses it; a password there is
-    refused by both, the run before it writes anything."""
+    refused by both, the run before it writes anything (the derived adapter hands dlt what
+    dlt-ops found, so nothing but this check stands between config.toml and the load)."""
     root = _sqlite_project(project, templates, "config_toml")
     assert _credential_findings(cli, root) == []
     other = _elsewhere(tmp_path)
@@ -155,13 +161,13 @@ def test_derived_credentials_in_config_toml_validate_as_they_run(
 
     url = "postgresql+psycopg://loader:pw@127.0.0.1:9/nowhere"  # a server through sqlalchemy
     secret = project(
-        f'{SQLITE}\n[destination.sqlalchemy]\ncredentials = "{url}"\n',
+        f'{SQLITE}\n[{section}]\ncredentials = "{url}"\n',
         {"events_src": templates["events"]},
         name="with_password",
     )
     (finding,) = _credential_findings(cli, secret)
     assert finding["source"] == "events_src"
-    assert "destination.sqlalchemy.credentials" in finding["message"]
+    assert f"{section}.credentials" in finding["message"]
     before = sorted(secret.rglob("*"))  # validate's caches included
     refused = cli("--root", str(secret), "pipeline", "run", "-s", "events_src", "-y", cwd=other)
     assert refused.returncode == 2, refused.stderr[-2000:]

@@ -122,17 +122,17 @@ def resolve_destination_setting(
     return None
 
 
-def credentials_in_config(raw_config: Mapping[str, Any], engine: str) -> str | None:
+def credentials_in_config(
+    raw_config: Mapping[str, Any], engine: str, pipeline_name: str | None = None
+) -> str | None:
     """The ``config.toml`` key holding a password for ``engine``'s credentials, if any.
 
     dlt refuses secrets from ``config.toml`` only when it resolves them, mid-run; this finds the
-    mistake from the file alone (``destination.<engine>.credentials`` or
-    ``destination.credentials``, as a connection string or a table with ``password``).
+    mistake from the file alone, in every section :func:`resolve_credentials` reads (the
+    pipeline-scoped ones too: a derived adapter hands dlt what was found there), as a connection
+    string or a table with ``password``.
     """
-    destination = raw_config.get("destination")
-    if not isinstance(destination, Mapping):
-        return None
-    for path in (("destination", engine, "credentials"), ("destination", "credentials")):
+    for path in _section_paths(engine, pipeline_name):
         creds = _toml_lookup(raw_config, path)
         key = ".".join(path)
         if isinstance(creds, str) and "://" in creds:

@@ -72,7 +72,7 @@ def check_credentials_file(config: ProjectConfig, where: ResolvedDestination) ->
     """No password-bearing destination credentials in ``config.toml`` (dlt rejects them)."""
     from dlt_ops.config.credentials import credentials_in_config
 
-    key = credentials_in_config(config.raw, where.engine)
+    key = credentials_in_config(config.raw, where.engine, where.pipeline_name)
     if key is not None:
         raise CredentialsInConfigError(key)
 

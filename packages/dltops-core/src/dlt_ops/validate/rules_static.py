@@ -157,10 +157,10 @@ def secrets_not_in_config(ctx: ValidationContext) -> Iterator[Finding]:
 
     for s in ctx.sources():
         try:
-            engine = resolve_destination(ctx.config, s.name).engine
+            where = resolve_destination(ctx.config, s.name)
         except DltOpsError:
             continue  # reported by the destination rules
-        key = credentials_in_config(ctx.config.raw, engine)
+        key = credentials_in_config(ctx.config.raw, where.engine, where.pipeline_name)
         if key is not None:
             yield Finding(s.name, "credentials", str(CredentialsInConfigError(key)))
 
