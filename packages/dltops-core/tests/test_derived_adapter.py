@@ -12,8 +12,8 @@ import pytest
 
 from dlt_ops.adapters import ConnectionTarget
 from dlt_ops.adapters.derived import add_derived_adapters, derive_adapter
-from dlt_ops.target import Tier, adapter_tier
 from dlt_ops.plugins import PluginRegistry
+from dlt_ops.target import Tier, adapter_tier
 from dlt_ops.testing import DestinationAdapterSuite
 
 

@@ -74,14 +74,14 @@ def _print_reports(outcome: RunOutcome) -> None:
 def _configuration_block(request: RunRequest, prepared: PreparedRun) -> str:
     """What is about to run, where, and at which tier (stderr), once everything that can be
     refused without running was checked (an unknown source prints no block, only its error)."""
-    from dlt_ops.destinations import TIER_CORE, TIER_DERIVED, adapter_tier
+    from dlt_ops.target import Tier
     from dlt_ops.validate.capability import ADAPTER_GATED_FEATURES
 
-    where, resources = prepared.where, request.resources
-    tier = adapter_tier(prepared.registry, where.engine)
-    if tier == TIER_CORE:
+    where, resources = prepared.target, request.resources
+    tier: str = where.tier
+    if where.tier is Tier.CORE:
         tier = f"core (no adapter: {', '.join(ADAPTER_GATED_FEATURES)} unavailable)"
-    elif tier == TIER_DERIVED:
+    elif where.tier is Tier.DERIVED:
         tier = "derived (an adapter built from dlt's SQL client; untested)"
     return "\n".join([
         "Pipeline configuration", f"  Source: {request.source}",

@@ -127,8 +127,9 @@ def render_json(statuses: list[SourceStatus], now: datetime, heartbeat_s: float)
 
 def _derived_notes(registry: object, config: object, sources: list[str]) -> list[str]:
     """One line per engine the selected sources reach through a derived (untested) adapter."""
-    from dlt_ops.destinations import TIER_DERIVED, adapter_tier, resolve_destination
+    from dlt_ops.destinations import resolve_destination
     from dlt_ops.errors import DltOpsError
+    from dlt_ops.target import Tier, adapter_tier
 
     engines = set()
     for source in sources:
@@ -140,7 +141,7 @@ def _derived_notes(registry: object, config: object, sources: list[str]) -> list
         f"Note: destination '{engine}' uses a derived adapter (built from dlt's SQL client; "
         f"untested)"
         for engine in sorted(engines)
-        if adapter_tier(registry, engine) == TIER_DERIVED  # type: ignore[arg-type]
+        if adapter_tier(registry, engine) is Tier.DERIVED  # type: ignore[arg-type]
     ]
 
 

@@ -113,9 +113,10 @@ _LOOK_UP: Any = object()
 def _adapter_for(config: ProjectConfig, where: ResolvedDestination) -> DestinationAdapter | None:
     """The source's adapter, for callers that did not pass it (``None`` at core tier)."""
     from dlt_ops.destinations import load_adapter, project_registry
+    from dlt_ops.target import adapter_tier
 
     registry = project_registry(config)
-    if not registry.has("destination", where.engine):
+    if not adapter_tier(registry, where.engine).has_adapter:
         return None
     return load_adapter(registry, where.engine)
 

@@ -37,9 +37,9 @@ class Target(ResolvedDestination):
     """A source's destination as one value: engine, dataset and pipeline name (what the config
     says), the physical database they point at, the adapter tier and its capabilities.
 
-    ``database`` names the database without revealing a secret: a DuckDB file's absolute path,
-    or the credentials with every password-like part removed. Two sources with equal
-    :attr:`key` share one database *and* dataset, so one session and one cache entry.
+    ``database`` names the database without revealing a secret: an embedded database file's
+    absolute path, or the credentials with every password-like part removed. Two sources with
+    equal :attr:`key` share one database *and* dataset, so one session and one cache entry.
     """
 
     database: str = ""

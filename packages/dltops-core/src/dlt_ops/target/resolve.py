@@ -49,8 +49,8 @@ def credentials_identity(credentials: object, pipeline_name: str | None) -> str:
 
 
 def database_identity(adapter: DestinationAdapter | None, target: ConnectionTarget) -> str:
-    """Which physical database ``target`` opens: the adapter's answer when it gives one (DuckDB:
-    the file's absolute path), else the credentials without their secrets."""
+    """Which physical database ``target`` opens: the adapter's answer when it gives one (a file
+    engine: the file's absolute path), else the credentials without their secrets."""
     identify = getattr(adapter, "database_identity", None)
     if callable(identify):
         found = identify(target)
