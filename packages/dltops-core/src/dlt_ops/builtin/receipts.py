@@ -153,7 +153,7 @@ def dlt_ops_run_finished(run: RunContext, outcome: RunOutcome) -> None:
         log.warning(
             f"receipt not kept: destination '{run.target.engine}' has no DestinationAdapter and "
             f"no jsonl ledger sink is configured, so `runs show` will have no receipt for this "
-            f"run. Add \"jsonl\" to [dlt_ops] ledger_sinks (or install the engine's adapter).",
+            f'run. Add "jsonl" to [dlt_ops] ledger_sinks (or install the engine\'s adapter).',
             run_id=run.run_id,
         )
     for store in stores:

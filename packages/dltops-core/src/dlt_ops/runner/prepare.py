@@ -146,4 +146,3 @@ def prepare_run(
     with refused_before_start():  # e.g. an assertion config that does not parse
         prepared.gate_factories = prepare_hooks(registry, prepared)
     return prepared
-
