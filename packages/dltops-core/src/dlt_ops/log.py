@@ -266,6 +266,4 @@ def only_errors() -> None:
             _settings.level = logging.ERROR
         if _applied:
             structlog = sys.modules["structlog"]
-            structlog.configure(
-                wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR)
-            )
+            structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
