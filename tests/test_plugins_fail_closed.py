@@ -183,3 +183,28 @@ def test_disable_must_be_a_list_of_names(project, templates, cli) -> None:  # no
     run = cli("pipeline", "run", "-s", "events_src", "-y", cwd=root)
     _refused(run, "[dlt_ops.plugins] disable", "a list of")
     _nothing_written(root)
+
+
+#: A working guard: its refusal is a refusal (exit 2, nothing written), naming the plugin.
+GUARD = """
+from dlt_ops import hookimpl
+
+
+@hookimpl
+def dlt_ops_prepare_run(prepared):
+    raise RuntimeError("change freeze: no runs today")
+"""
+
+
+def test_a_guard_that_refuses_exits_2_naming_itself(
+    project, templates, cli, tmp_path: Path
+) -> None:  # noqa: ANN001, E501
+    env = _install(tmp_path / "site", GUARD)
+    root = project(CONFIG.format(extra=""), {"events_src": templates["events"]})
+    for args in (("pipeline", "run", "-s", "events_src", "-y"),
+                 ("pipeline", "backfill", "events_src", *BACKFILL)):  # fmt: skip
+        proc = cli(*args, cwd=root, env=env)
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        assert "change freeze: no runs today" in proc.stderr
+        assert "freeze-guard 0.0.1" in proc.stderr and "refused the run" in proc.stderr
+    assert not list(root.glob("*.duckdb"))  # nothing written

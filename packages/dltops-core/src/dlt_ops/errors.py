@@ -146,6 +146,19 @@ class RunPluginLoadError(PluginLoadError):
         )
 
 
+class RunRefusedError(DltOpsError):
+    """A plugin's ``dlt_ops_prepare_run`` refused the run (before anything was written)."""
+
+    exit_code = 2
+
+    def __init__(self, plugin: str, source: str, error: BaseException) -> None:
+        self.plugin, self.source = plugin, source
+        super().__init__(
+            f"plugin {plugin} refused the run of '{source}' before anything was written: "
+            f"{type(error).__name__}: {error}"
+        )
+
+
 class PluginDisabledError(PluginError):
     """A command needs a plugin that ``[dlt_ops.plugins] disable`` or
     ``DLT_OPS_DISABLE_PLUGINS`` turned off (it was never imported)."""

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 
 
-def _one_by_one(registry: PluginRegistry, hook: str) -> Iterator[tuple[str, HookCaller]]:
+def one_by_one(registry: PluginRegistry, hook: str) -> Iterator[tuple[str, HookCaller]]:
     """``(plugin name, caller of that plugin's implementation alone)`` per implementation."""
     pm = registry.pm
     for impl in getattr(pm.hook, hook).get_hookimpls():
@@ -37,7 +37,7 @@ def _one_by_one(registry: PluginRegistry, hook: str) -> Iterator[tuple[str, Hook
 
 
 def _observe(registry: PluginRegistry, hook: str, **kwargs: Any) -> None:
-    for plugin, call in _one_by_one(registry, hook):
+    for plugin, call in one_by_one(registry, hook):
         try:
             call(**kwargs)
         except Exception as exc:  # an observer never changes the run or stops another

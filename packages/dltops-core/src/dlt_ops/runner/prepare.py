@@ -97,9 +97,33 @@ def prepare_hooks(registry: PluginRegistry, prepared: PreparedRun) -> tuple[Gate
     from dlt_ops.plugins.run_kinds import require_run_plugins
 
     require_run_plugins(registry)  # loads every lifecycle plugin
-    registry.pm.hook.dlt_ops_prepare_run(prepared=prepared)
+    _ask_each_to_prepare(registry, prepared)
     factories = registry.pm.hook.dlt_ops_extract_gates(prepared=prepared)
     return tuple(reversed(factories))  # pluggy answers last-registered first
+
+
+def _ask_each_to_prepare(registry: PluginRegistry, prepared: PreparedRun) -> None:
+    """``dlt_ops_prepare_run`` on each plugin in turn; a raise refuses the run with exit 2, as
+    every refusal before the start row does. A ``DltOpsError`` keeps its own words; anything
+    else is named with the plugin that raised it."""
+    from dlt_ops.errors import DltOpsError, RunRefusedError
+    from dlt_ops.runner.lifecycle import one_by_one
+
+    for plugin, call in one_by_one(registry, "dlt_ops_prepare_run"):
+        try:
+            call(prepared=prepared)
+        except DltOpsError as exc:
+            exc.exit_code = 2  # nothing was written: a refusal, not a failed run
+            raise
+        except Exception as exc:
+            raise RunRefusedError(_plugin_label(plugin), prepared.source, exc) from exc
+
+
+def _plugin_label(registered_as: str) -> str:
+    """``freeze-guard 0.0.1 (freeze_plugin)`` from pluggy's name for the plugin (the origin, then
+    ``:<kind>``)."""
+    origin, _, _kind = registered_as.rpartition(":")
+    return origin or registered_as
 
 
 def check_ledger_sinks(registry: PluginRegistry, config: ProjectConfig) -> None:
