@@ -173,3 +173,54 @@ def test_derived_credentials_in_config_toml_validate_as_they_run(
     assert refused.returncode == 2, refused.stderr[-2000:]
     assert "config.toml" in refused.stderr
     assert sorted(secret.rglob("*")) == before and list(other.iterdir()) == []
+
+
+#: Google's default credentials probe a metadata server off this machine; the emulator takes
+#: anonymous ones (the stand-in the BigQuery package's dlt tests patch in). Their project is
+#: not the emulator's: only the project's secrets.toml names that one
+_ANONYMOUS_GOOGLE = """
+import google.auth
+from google.auth.credentials import AnonymousCredentials
+
+google.auth.default = lambda *a, **k: (AnonymousCredentials(), "not-the-emulators-project")
+"""
+
+BIGQUERY = """
+[dlt_ops]
+default_destination = "bigquery"
+default_dataset = "{dataset}"
+
+[sources.events_src.dlt_ops]
+schedule = "@daily"
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.filterwarnings("ignore:Cannot create BigQuery Storage client:UserWarning")
+def test_bigquery_run_with_root_from_another_directory(
+    project, templates, cli, tmp_path, bigquery_emulator
+) -> None:  # noqa: ANN001
+    import os
+    import uuid
+
+    dataset = f"elsewhere_{uuid.uuid4().hex[:10]}"
+    root = project(BIGQUERY.format(dataset=dataset), {"events_src": templates["events"]})
+    (root / ".dlt" / "secrets.toml").write_text(
+        f'[destination.bigquery.credentials]\nproject_id = "{bigquery_emulator.project}"\n'
+    )
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(_ANONYMOUS_GOOGLE)
+    env = {
+        "BIGQUERY_EMULATOR_HOST": bigquery_emulator.emulator_host,
+        "NORMALIZE__DATA_WRITER__DISABLE_COMPRESSION": "true",  # the emulator does not gunzip
+        "PYTHONPATH": os.pathsep.join([str(shim), os.environ.get("PYTHONPATH", "")]),
+    }
+    other = _elsewhere(tmp_path)
+
+    run = cli("--root", str(root), "pipeline", "run", "-s", "events_src", "-y", cwd=other, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert list(other.iterdir()) == []
+    _assert_status_shows_run(cli, root, env)
+    rows = bigquery_emulator.client().query(f"SELECT count(*) FROM `{dataset}.events`").result()
+    assert [tuple(r) for r in rows] == [(6,)]
