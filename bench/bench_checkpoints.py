@@ -85,8 +85,8 @@ def _resource(
 def _in_run(engine: str, dataset: str, session: Any) -> Iterator[None]:
     """Make the extract run inside a dlt-ops run context sharing an open session, as
     ``dlt-ops pipeline run`` does (its ledger opened the session before extract)."""
-    from dlt_ops.destinations import ResolvedDestination
     from dlt_ops.runner.context import RunContext, active_run
+    from dlt_ops.target import Target, Tier
 
     ctx = RunContext(
         run_id="bench",
@@ -95,8 +95,7 @@ def _in_run(engine: str, dataset: str, session: Any) -> Iterator[None]:
         window=None,
         config=None,  # type: ignore[arg-type]  # not read by checkpoints
         registry=_registry(),
-        where=ResolvedDestination(engine, dataset, "bench_pipeline"),
-        full_tier=True,
+        target=Target(engine, dataset, "bench_pipeline", database="bench", tier=Tier.FULL),
         open_session=lambda: session,
     )
     with active_run(ctx):

@@ -224,3 +224,25 @@ def test_bigquery_run_with_root_from_another_directory(
     _assert_status_shows_run(cli, root, env)
     rows = bigquery_emulator.client().query(f"SELECT count(*) FROM `{dataset}.events`").result()
     assert [tuple(r) for r in rows] == [(6,)]
+
+
+def test_postgres_fields_in_config_toml_with_the_password_in_the_environment(
+    project, templates, cli, postgres_database
+) -> None:  # noqa: ANN001
+    """docs/destinations.md's split: every field but the password in config.toml, the password
+    in an environment variable. dlt alone refuses a credentials table found in config.toml."""
+    db = postgres_database
+    fields = (f'[destination.postgres.credentials]\nhost = "{db.host}"\nport = {db.port}\n'
+              f'database = "{db.dbname}"\nusername = "{db.user}"\n')  # fmt: skip
+    root = project(POSTGRES + fields, {"events_src": templates["events"]})
+    env = {"DESTINATION__POSTGRES__CREDENTIALS__PASSWORD": "unused-by-trust-auth"}
+
+    run = cli("pipeline", "run", "-s", "events_src", "-y", cwd=root, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "unused-by-trust-auth" not in run.stdout + run.stderr
+    import psycopg
+
+    with psycopg.connect(db.url) as con:
+        assert con.execute("SELECT count(*) FROM ds.events").fetchone() == (6,)
+        (status,) = con.execute("SELECT status FROM ds._dlt_ops_runs").fetchone()
+    assert status == "completed"

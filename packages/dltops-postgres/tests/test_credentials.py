@@ -180,3 +180,30 @@ def test_connect_timeout_defaults_to_the_target_setting() -> None:
     assert libpq_params({"host": "h"}, default_timeout_s=10.0)["connect_timeout"] == 10
     assert libpq_params({"host": "h"}, default_timeout_s=2.5)["connect_timeout"] == 3
     assert libpq_params({"host": "h", "connect_timeout": 4}, 10.0)["connect_timeout"] == 4
+
+
+def test_the_pinned_dlt_destination_keeps_every_libpq_option(tmp_path: Path) -> None:
+    """A table of fields handed to dlt keeps its libpq options: at the top level dlt's own
+    credentials would drop ``sslmode`` without a word (a run without TLS)."""
+    fields = {"host": "db.internal", "port": 5433, "database": "analytics", "username": "loader",
+              "password": "p@ss word", "sslmode": "verify-full",
+              "query": {"application_name": "dltops"}}  # fmt: skip
+    target = ConnectionTarget("postgres", "ds", tmp_path, credentials=fields)
+    dest = PostgresAdapter().dlt_destination(target)
+    credentials = dest.spec(credentials=dest.config_params["credentials"]).credentials
+    if isinstance(credentials, str):  # dlt keeps the native string until it resolves
+        from dlt.destinations.impl.postgres.configuration import PostgresCredentials
+
+        parsed = PostgresCredentials()
+        parsed.parse_native_representation(credentials)
+        credentials = parsed
+    assert (credentials.host, credentials.port, credentials.database) == (
+        "db.internal", 5433, "analytics",
+    )  # fmt: skip
+    assert (credentials.username, credentials.password) == ("loader", "p@ss word")
+    assert credentials.query["sslmode"] == "verify-full"
+    assert credentials.query["application_name"] == "dltops"
+
+
+def test_no_credentials_found_leaves_dlt_to_resolve_them(tmp_path: Path) -> None:
+    assert PostgresAdapter().dlt_destination(ConnectionTarget("postgres", "ds", tmp_path)) is None

@@ -28,7 +28,7 @@ from dlt_ops.adapters import (
 from dlt_ops.errors import DestinationError, DestinationUnreachableError, DltOpsError
 from dlt_ops.log import get_logger
 from dlt_ops.redact import redact
-from dltops_postgres.credentials import describe, libpq_params
+from dltops_postgres.credentials import describe, dlt_credentials, libpq_params
 
 #: libpq errors that name a wrong setting (an invalid option value, TLS negotiation or
 #: certificates) rather than a server that cannot be reached
@@ -58,6 +58,16 @@ class PostgresAdapter(SqlAdapterBase):
         ColumnType.BOOLEAN: "BOOLEAN",
         ColumnType.TIMESTAMPTZ: "TIMESTAMPTZ",
     }
+
+    def dlt_destination(self, target: ConnectionTarget) -> Any:
+        """dlt's postgres destination with the credentials this adapter connects with: dlt
+        would look them up again from the current directory, and refuses a credentials table
+        in ``config.toml`` even when the password comes from the environment."""
+        if target.credentials is None:
+            return None  # nothing found: dlt resolves (and reports) them itself
+        from dlt_ops.adapters.dlt_credentials import explicit_destination
+
+        return explicit_destination(self.name, dlt_credentials(target.credentials))
 
     # -- driver calls -----------------------------------------------------------------------
 

@@ -113,3 +113,24 @@ def describe(params: Mapping[str, Any]) -> str:
     host = params.get("host") or "localhost"
     port = params.get("port", DEFAULT_PORT)
     return f"postgresql://{auth}{host}:{port}/{params.get('dbname', '')}"
+
+
+#: the fields of dlt's postgres credentials; any other key of a table is a libpq option
+_DLT_FIELDS = frozenset(
+    {"drivername", "database", "password", "username", "host", "port", "query",
+     "connect_timeout", "client_encoding", "session_timezone"}
+)  # fmt: skip
+
+
+def dlt_credentials(credentials: object) -> object:
+    """``credentials`` in the form dlt takes as given: a connection string stays as it is; a
+    table of fields moves its libpq options (``sslmode``, ...) into ``query``, where dlt's own
+    credentials carry them (at the top level dlt would drop them without a word)."""
+    if not isinstance(credentials, Mapping):
+        return credentials
+    query = credentials.get("query") or {}
+    if isinstance(query, str):
+        query = dict(parse_qsl(query.lstrip("?")))
+    options = {str(k): v for k, v in credentials.items() if k not in _DLT_FIELDS}
+    fields = {k: v for k, v in credentials.items() if k in _DLT_FIELDS}
+    return {**fields, "query": {**dict(query), **options}} if options or query else fields

@@ -27,6 +27,7 @@ from dlt_ops import hookimpl
 from dlt_ops.adapters.base import SqlAdapterBase
 from dlt_ops.adapters.derived_label import plugin_value
 from dlt_ops.adapters.derived_paths import project_credentials, sqlite_file
+from dlt_ops.adapters.dlt_credentials import explicit_destination
 from dlt_ops.adapters.model import Capabilities, ColumnInfo, ColumnType, ConnectionTarget
 from dlt_ops.adapters.statements import Statement
 from dlt_ops.errors import DestinationError
@@ -148,7 +149,7 @@ class DerivedAdapter(SqlAdapterBase):
         credentials = project_credentials(target.credentials, target.project_root)
         if credentials is None:
             return None  # nothing found: dlt resolves (and reports) them itself
-        return _destination(self.name, credentials)
+        return explicit_destination(self.name, credentials)
 
     def database_identity(self, target: ConnectionTarget) -> str | None:
         """A SQLite file's absolute path, however the credentials spell it (``None``: the
@@ -253,39 +254,9 @@ class DerivedAdapter(SqlAdapterBase):
         ] or None
 
 
-def _destination(engine: str, credentials: Any) -> Any:
-    """dlt's destination factory for ``engine``, given explicit credentials (or none)."""
-    from dlt.common.destination import Destination
-
-    dest = Destination.from_reference(engine)
-    if dest is None:
-        raise DestinationError(f"dlt has no destination named '{engine}'")
-    return Destination.from_reference(engine, credentials=_as_native(dest, credentials))
-
-
-def _as_native(dest: Any, credentials: Any) -> Any:
-    """A table of credential fields as dlt's connection string for ``dest``, where it has one.
-
-    dlt merges a table it is handed with the ``credentials`` its config files hold (and refuses
-    any found in ``config.toml``); a string it takes as it is."""
-    if not isinstance(credentials, Mapping):
-        return credentials
-    from dlt.common.configuration.specs import ConnectionStringCredentials
-
-    hint = dest.spec.get_resolvable_fields().get("credentials")
-    if not (isinstance(hint, type) and issubclass(hint, ConnectionStringCredentials)):
-        return credentials  # no string form (e.g. a service account): dlt takes the table
-    try:
-        native = hint()
-        native.update(credentials)
-        return native.to_native_representation()
-    except (KeyError, TypeError, ValueError):
-        return credentials  # fields dlt's string form cannot carry: let dlt judge the table
-
-
 def _dlt_config(engine: str, credentials: Any, dataset: str) -> tuple[Any, Any]:
     """dlt's destination factory for ``engine`` and its resolved configuration."""
-    dest = _destination(engine, credentials)
+    dest = explicit_destination(engine, credentials)
     spec = dest.spec()
     spec["dataset_name"] = dataset
     return dest, dest.configuration(spec)
@@ -296,7 +267,7 @@ def _dlt_capabilities(engine: str, credentials_key: str) -> tuple[Any, str]:
     """dlt's capabilities for ``engine`` (they can depend on the credentials, e.g. a dialect)
     and the DB-API paramstyle its SQL client declares."""
     credentials = json.loads(credentials_key) if credentials_key else None
-    dest = _destination(engine, credentials)
+    dest = explicit_destination(engine, credentials)
     try:
         spec = dest.spec()
         spec["dataset_name"] = "dlt_ops"
