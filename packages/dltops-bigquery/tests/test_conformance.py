@@ -3,7 +3,9 @@
 Runs on the local ``bqemulator`` (started by the ``bigquery_emulator`` session fixture) and, in
 the ``live`` lane, on real BigQuery when ``DLTOPS_TEST_BIGQUERY_PROJECT`` and credentials are
 set. Every kit test runs on the emulator; the one the engine cannot satisfy
-(``test_unique_constraint_is_enforced``) skips from ``capabilities.unique_constraints=False``.
+(``test_unique_constraint_is_enforced``) skips from ``capabilities.unique_constraints=False``,
+and the two that run transactions on two sessions at once are strict xfails there (the
+emulator's limit, not BigQuery's: see ``_emulator_limits``).
 """
 
 from __future__ import annotations
@@ -42,3 +44,23 @@ class TestBigQueryConformance(DestinationAdapterSuite):
         for name in (dataset, dataset + "_absent"):
             client.bq.delete_dataset(name, delete_contents=True, not_found_ok=True, timeout=30)
         adapter.close(client)
+
+    # bqemulator 1.4.0 runs every session on one DuckDB connection: a second session's BEGIN
+    # fails ("cannot start a transaction within a transaction") and aborts the first one. Real
+    # BigQuery runs concurrent sessions; the live lane runs these as the kit wrote them.
+    _ONE_SESSION_AT_A_TIME = pytest.mark.xfail(
+        strict=True, reason="bqemulator: one transaction at a time across sessions"
+    )
+
+    @pytest.fixture(autouse=True)
+    def _emulator_limits(self, request: pytest.FixtureRequest) -> None:
+        concurrent = (
+            "test_two_concurrent_transactions_both_commit",
+            "test_compare_and_swap_in_concurrent_transactions_has_one_winner",
+        )
+        callspec = getattr(request.node, "callspec", None)
+        on_emulator = (
+            callspec is not None and callspec.params.get("bigquery_target_factory") == "emulator"
+        )
+        if request.node.originalname in concurrent and on_emulator:
+            request.applymarker(self._ONE_SESSION_AT_A_TIME)

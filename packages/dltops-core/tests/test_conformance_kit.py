@@ -10,6 +10,7 @@ import pytest
 
 SUITE = """
 import sqlite3
+from datetime import datetime
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -17,7 +18,9 @@ from typing import Any
 import pytest
 from dltops_duckdb.adapter import DuckDBAdapter, database_path
 
-from dlt_ops.adapters import Capabilities, ColumnInfo, ConnectionTarget, SqlAdapterBase
+from dlt_ops.adapters import (
+    Capabilities, ColumnInfo, ColumnType, ConnectionTarget, SqlAdapterBase,
+)
 from dlt_ops.testing import DestinationAdapterSuite
 
 
@@ -103,6 +106,29 @@ class MisalignedInsertAdapter(DuckDBAdapter):
         return super().insert_rows(client, dataset, spec, list(zip(*columns)))
 
 
+class LocalOffsetTextAdapter(DuckDBAdapter):
+    # timestamps kept as text in each value's own offset: they round-trip, but SQL compares
+    # the text, so an instant at 10:00-08:00 sorts before one at 12:00+02:00
+
+    type_names = {**DuckDBAdapter.type_names, ColumnType.TIMESTAMPTZ: "VARCHAR"}
+
+    def _run(self, client, sql, params, *, fetch):
+        bound = [p.isoformat() if isinstance(p, datetime) else p for p in params]
+        result = super()._run(client, sql, bound, fetch=fetch)
+        if not fetch:
+            return result
+        return [tuple(_stamp(v) for v in row) for row in result]
+
+
+def _stamp(value):
+    if isinstance(value, str) and len(value) >= 25 and value[10:11] == "T":
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    return value
+
+
 class SqliteAdapter(SqlAdapterBase):
     '''sqlite3, one file; a dataset is a table-name prefix.'''
 
@@ -125,6 +151,9 @@ class SqliteAdapter(SqlAdapterBase):
     def _close(self, client: Any) -> None:
         client.close()
 
+    def _begin(self, client: Any) -> None:
+        self._run(client, "BEGIN IMMEDIATE", (), fetch=False)  # the write lock up front
+
     def table_ref(self, dataset: str, table: str) -> str:
         self.quote_identifier(dataset), self.quote_identifier(table)
         return self.quote_identifier(f"{dataset}__{table}")
@@ -133,6 +162,14 @@ class SqliteAdapter(SqlAdapterBase):
         ref = self.table_ref(dataset, table)
         rows = self._run(client, f"PRAGMA table_info({ref})", (), fetch=True)
         return [ColumnInfo(r[1], r[2]) for r in rows] or None
+
+
+class DeferredSqliteAdapter(SqliteAdapter):
+    '''SQLite's plain BEGIN: the write lock is taken at the first write, so of two
+    transactions that both read first, the second writer gets "database is locked" at once.'''
+
+    def _begin(self, client: Any) -> None:
+        self._run(client, "BEGIN", (), fetch=False)
 
 
 class SameThreadSqliteAdapter(SqliteAdapter):
@@ -209,6 +246,22 @@ class TestSqlite(_Base):
     @pytest.fixture
     def adapter(self):
         return SqliteAdapter()
+
+
+class TestLocalOffsetText(_Base):
+    __test__ = True
+
+    @pytest.fixture
+    def adapter(self):
+        return LocalOffsetTextAdapter()
+
+
+class TestDeferredSqlite(_Base):
+    __test__ = True
+
+    @pytest.fixture
+    def adapter(self):
+        return DeferredSqliteAdapter()
 
 
 class TestSameThreadSqlite(_Base):
@@ -301,3 +354,28 @@ def test_kit_fails_an_adapter_whose_bulk_insert_mixes_up_rows(
     # the honest DuckDB bulk form passes (the default multi-row VALUES is run by the kit on
     # the derived adapters and on PostgreSQL and BigQuery)
     assert kit_outcomes[f"TestStaleStamp::{name}"] == "PASSED"
+
+
+def test_kit_fails_an_adapter_that_keeps_timestamps_as_local_offset_text(
+    kit_outcomes: dict[str, str],
+) -> None:
+    # the round trip alone passes it (each value parses back to its instant) ...
+    assert kit_outcomes["TestLocalOffsetText::test_timestamptz_round_trip"] == "PASSED"
+    # ... comparing instants whose wall-clock order is the reverse of their order in time fails
+    name = "test_timestamptz_compares_instants_across_offsets"
+    assert kit_outcomes[f"TestLocalOffsetText::{name}"] == "FAILED"
+    assert kit_outcomes[f"TestFormatting::{name}"] == "PASSED"
+
+
+def test_kit_fails_an_adapter_with_plain_deferred_sqlite_transactions(
+    kit_outcomes: dict[str, str],
+) -> None:
+    name = "test_two_concurrent_transactions_both_commit"
+    assert kit_outcomes[f"TestDeferredSqlite::{name}"] == "FAILED"
+    assert kit_outcomes[f"TestSqlite::{name}"] == "PASSED"  # BEGIN IMMEDIATE
+    assert kit_outcomes[f"TestFormatting::{name}"] == "PASSED"
+    cas = "test_compare_and_swap_in_concurrent_transactions_has_one_winner"
+    assert kit_outcomes[f"TestSqlite::{cas}"] == "PASSED"
+    assert kit_outcomes[f"TestFormatting::{cas}"] == "PASSED"
+    # single statements outside a transaction never met the problem
+    assert kit_outcomes["TestDeferredSqlite::test_two_concurrent_writers"] == "PASSED"

@@ -443,6 +443,27 @@ class DestinationAdapterSuite(abc.ABC):
         cutoff = datetime(2026, 7, 16, 15, 49, 27, 906871, tzinfo=UTC)
         assert adapter.query(probe, dataset, later, (cutoff,)) == [(1,)]
 
+    def test_timestamptz_compares_instants_across_offsets(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        """Leases and heartbeats are compared in SQL (``lease_expires_at < ?``): the engine
+        must order instants, not their text. Here the wall-clock order of the values is the
+        reverse of their order in time, so storing local-offset text cannot pass by chance."""
+        west, east = timezone(timedelta(hours=-8)), timezone(timedelta(hours=2))
+        late = datetime(2026, 7, 16, 10, 0, tzinfo=west)  # 18:00 UTC, reads "10:00"
+        early = datetime(2026, 7, 16, 12, 0, tzinfo=east)  # 10:00 UTC, reads "12:00"
+        self._insert(adapter, probe, dataset, (1, "late", None, None, late))
+        self._insert(adapter, probe, dataset, (2, "early", None, None, early))
+        cutoff = datetime(2026, 7, 16, 11, 0, tzinfo=UTC)
+        for op, expected in (("<", [(2,)]), ("<=", [(2,)]), (">", [(1,)]), (">=", [(1,)])):
+            stmt = Statement(f"SELECT id FROM {{kit_probe}} WHERE ts {op} ? ORDER BY id")
+            got = adapter.query(probe, dataset, stmt, (cutoff,))
+            assert got == expected, f"ts {op} {cutoff.isoformat()}: {got}, not {expected}"
+        in_time = Statement("SELECT id FROM {kit_probe} ORDER BY ts")
+        assert adapter.query(probe, dataset, in_time) == [(2,), (1,)], "ORDER BY ts"
+        newest = Statement("SELECT max(ts) FROM {kit_probe}")
+        assert adapter.query(probe, dataset, newest)[0][0] == late, "max(ts)"
+
     # -- bulk insert ---------------------------------------------------------------------------
 
     def test_insert_rows_lands_every_row_in_order(
@@ -539,6 +560,91 @@ class DestinationAdapterSuite(abc.ABC):
                 assert sorted(c for c in claims if isinstance(c, int)).count(1) == 1, claims
         finally:
             adapter.close(second)
+
+    def _two_transactions(
+        self,
+        adapter: DestinationAdapter,
+        clients: tuple[Any, Any],
+        dataset: str,
+        work: Any,
+    ) -> list[Any]:
+        """Run ``work(client, n)`` inside a transaction on each client at once, both having
+        read the probe table before either writes (where the engine lets the second begin);
+        returns each side's result or the exception it raised."""
+        read = threading.Barrier(2)
+        results: list[Any] = [None, None]
+
+        def side(n: int) -> None:
+            try:
+                with adapter.transaction(clients[n]):
+                    adapter.query(clients[n], dataset, COUNT)
+                    try:
+                        # bounded: an engine whose BEGIN waits for the other transaction
+                        # (SQLite's BEGIN IMMEDIATE) never lets both read first, and is right
+                        read.wait(timeout=3)
+                    except threading.BrokenBarrierError:
+                        pass
+                    results[n] = work(clients[n], n)
+            except BaseException as exc:  # reported from the test's own thread
+                results[n] = exc
+
+        threads = [threading.Thread(target=side, args=(n,)) for n in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=240)
+        assert not any(t.is_alive() for t in threads), "a transaction never finished"
+        return results
+
+    def test_two_concurrent_transactions_both_commit(
+        self, adapter: DestinationAdapter, target: ConnectionTarget, probe: Any, dataset: str
+    ) -> None:
+        """Two clients read, then insert rows of their own, in transactions at the same time
+        (receipts of two backfill workers): both commit. An engine that takes its write lock
+        only at the first write (SQLite's plain deferred ``BEGIN``) answers the second writer
+        "database is locked" at once instead of letting it wait: a lost receipt."""
+        if not adapter.capabilities.transactions:
+            pytest.skip("adapter declares transactions=False")
+        second = adapter.connect(target)
+        try:
+
+            def insert_own(client: Any, n: int) -> int:
+                for i in range(3):
+                    self._insert(adapter, client, dataset, (10 * n + i, f"t{n}", None, None, None))
+                return n
+
+            results = self._two_transactions(adapter, (probe, second), dataset, insert_own)
+        finally:
+            adapter.close(second)
+        assert results == [0, 1], f"concurrent transactions failed: {results!r}"
+        assert adapter.query(probe, dataset, COUNT) == [(6,)]
+
+    def test_compare_and_swap_in_concurrent_transactions_has_one_winner(
+        self, adapter: DestinationAdapter, target: ConnectionTarget, probe: Any, dataset: str
+    ) -> None:
+        """Two clients, each in a transaction, read a pending row and claim it: exactly one
+        claim takes; the other sees 0 rows affected or loses a write conflict (an error the
+        caller treats as a lost claim), and the row holds the winner's name."""
+        if not adapter.capabilities.transactions:
+            pytest.skip("adapter declares transactions=False")
+        self._insert(adapter, probe, dataset, (0, "pending", None, None, None))
+        claim = Statement("UPDATE {kit_probe} SET txt = ? WHERE id = ? AND txt = ?")
+        second = adapter.connect(target)
+        try:
+
+            def swap(client: Any, n: int) -> int:
+                return adapter.execute(client, dataset, claim, (f"won by {n}", 0, "pending"))
+
+            results = self._two_transactions(adapter, (probe, second), dataset, swap)
+        finally:
+            adapter.close(second)
+        odd = [r for r in results if not isinstance(r, int | DestinationError)]
+        assert not odd, f"a claim failed with something else than a conflict: {odd!r}"
+        winners = [n for n, r in enumerate(results) if r == 1]
+        if adapter.capabilities.rowcount:
+            assert len(winners) == 1, f"claims: {results!r}"
+        held = adapter.query(probe, dataset, Statement("SELECT txt FROM {kit_probe} WHERE id = 0"))
+        assert held in ([(f"won by {n}",)] for n in (winners or (0, 1))), held
 
     # -- readers ---------------------------------------------------------------------------------
 
