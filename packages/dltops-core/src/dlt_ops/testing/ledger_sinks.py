@@ -13,9 +13,19 @@ Subclass :class:`LedgerSinkSuite` in your plugin's tests::
 by default a core-tier context rooted in ``tmp_path`` whose ``open_session`` raises. Override it
 for a sink that needs the destination (full tier, a live session) or options.
 
-The write side (:class:`~dlt_ops.ledger.LedgerSink`) is checked for every sink. The read side
-is optional: the ``RunReader`` tests skip when the sink has no ``read_runs``/``read_run``, the
-``LedgerPruner`` tests when it has no ``prune``; a sink with half a reader fails.
+The write side (:class:`~dlt_ops.ledger.LedgerSink`) is checked for every sink, and what it
+wrote is read back: through the sink's own ``RunReader`` when it has one, else through the
+``stored`` fixture, which a write-only sink's tests override to list what reached the far side
+(every attempt in its latest state, as ``RunRecord`` objects)::
+
+        @pytest.fixture
+        def stored(self, far_side):
+            return lambda: [decode(doc) for doc in far_side.documents]
+
+A write-only sink without ``stored`` is only checked to accept the calls, and
+``test_what_was_written_can_be_read_back`` skips saying so. The read side is optional: the
+``RunReader`` tests skip when the sink has no ``read_runs``/``read_run``, the ``LedgerPruner``
+tests when it has no ``prune``; a sink with half a reader fails.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from __future__ import annotations
 import abc
 import threading
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -32,6 +43,8 @@ from dlt_ops.ledger import LedgerQuery, LedgerSink, LedgerSinkContext, RunRecord
 from dlt_ops.ledger.sinks import LedgerPruner, LedgerSinkFactory, RunReader
 
 T0 = datetime(2026, 1, 5, 8, 30, 0, 123000, tzinfo=UTC)
+#: Lists what reached a write-only sink's far side: every attempt, in its latest state.
+Stored = Callable[[], list[RunRecord]]
 
 
 def _no_session() -> Any:
@@ -121,6 +134,21 @@ class LedgerSinkSuite(abc.ABC):
         return sink
 
     @pytest.fixture
+    def stored(self) -> Stored | None:
+        """What a write-only sink kept (override; ``None``: the kit cannot look)."""
+        return None
+
+    @pytest.fixture
+    def read_back(self, sink: LedgerSink, stored: Stored | None) -> Stored | None:
+        """Every ``kit_source`` attempt the sink kept, through its reader or ``stored``."""
+        if callable(getattr(sink, "read_runs", None)):
+            reader: Any = sink
+            return lambda: list(reader.read_runs(LedgerQuery("kit_source", limit=100)) or [])
+        if stored is None:
+            return None
+        return lambda: [r for r in stored() if r.source_section == "kit_source"]
+
+    @pytest.fixture
     def pruner(self, reader: RunReader) -> LedgerPruner:
         """The sink as a ``LedgerPruner`` (skips when it cannot prune)."""
         if not callable(getattr(reader, "prune", None)):
@@ -134,16 +162,45 @@ class LedgerSinkSuite(abc.ABC):
         assert isinstance(sink, LedgerSink)
         assert isinstance(sink.target, str) and sink.target
 
-    def test_start_heartbeat_finish_accept_a_run(self, sink: LedgerSink) -> None:
+    def test_start_heartbeat_finish_accept_a_run(
+        self, sink: LedgerSink, read_back: Stored | None
+    ) -> None:
         run = make_run()
         sink.start(run)
-        sink.heartbeat(run.replace(heartbeat_at=T0 + timedelta(seconds=30)))
-        sink.finish(finished(run))
+        if read_back is not None:  # the start row exists before the run does anything
+            assert [(r.run_id, r.status) for r in read_back()] == [(run.run_id, "running")]
+        beat = run.replace(heartbeat_at=T0 + timedelta(seconds=30))
+        sink.heartbeat(beat)
+        if read_back is not None:
+            (got,) = read_back()
+            assert (got.status, got.heartbeat_at) == ("running", beat.heartbeat_at)
+        done = finished(run)
+        sink.finish(done)
+        if read_back is not None:
+            assert read_back() == [done], "the finished run was not kept as it was written"
 
-    def test_a_failed_run_is_recorded(self, sink: LedgerSink) -> None:
+    def test_a_failed_run_is_recorded(self, sink: LedgerSink, read_back: Stored | None) -> None:
         run = make_run()
         sink.start(run)
-        sink.finish(finished(run, "failed", error_summary="ValueError: boom", records_loaded=0))
+        failed = finished(run, "failed", error_summary="ValueError: boom", records_loaded=0)
+        sink.finish(failed)
+        if read_back is not None:
+            (got,) = read_back()
+            assert (got.run_id, got.status, got.error_summary) == (
+                run.run_id,
+                "failed",
+                "ValueError: boom",
+            )
+            assert (got.records_loaded, got.completed_at) == (0, failed.completed_at)
+
+    def test_what_was_written_can_be_read_back(self, read_back: Stored | None) -> None:
+        # the two tests above check what was kept only when the kit can look at it
+        if read_back is None:
+            pytest.skip(
+                "write-only sink without a `stored` fixture: the kit checked that it accepts "
+                "runs, not that it keeps them; override `stored` to list what it kept"
+            )
+        assert read_back() == []  # and a fresh sink starts empty
 
     # -- read side ----------------------------------------------------------------------------
 
