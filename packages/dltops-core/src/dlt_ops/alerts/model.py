@@ -61,6 +61,24 @@ class Alert:
             out[key] = value
         return out
 
+    def redacted_json(self) -> dict[str, Any]:
+        """:meth:`as_json` with every string, at any depth, redacted again: what a sink
+        delivers. The fields were redacted when the alert was built, but ``drift`` and
+        ``failed_checks`` come from other plugins, and a secret may be harvested later."""
+        from dlt_ops.redact import redact
+
+        def scrub(value: Any) -> Any:
+            if isinstance(value, str):
+                return redact(value)
+            if isinstance(value, Mapping):
+                return {scrub(k): scrub(v) for k, v in value.items()}
+            if isinstance(value, list | tuple):
+                return [scrub(v) for v in value]
+            return value
+
+        scrubbed: dict[str, Any] = scrub(self.as_json())
+        return scrubbed
+
 
 @dataclass(frozen=True)
 class AlertSinkContext:

@@ -3,7 +3,9 @@
 ``[dlt_ops.alert_sink.webhook]`` options: ``url`` (required, http or https), ``timeout_s``
 (per attempt, default 5, at most 30), ``retries`` (after the first attempt, default 2, at most
 5) and ``backoff_s`` (wait before retry *n* is ``n × backoff_s``, default 1, at most 10). The
-body is the alert as one JSON document, redacted again as a whole before it leaves.
+body is the alert as one JSON document, every string in it redacted again before it leaves
+(``Alert.redacted_json``: redacting the JSON text instead could cut a string at an escaped
+quote). The ``log`` sink logs the same redacted fields.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class LogAlertSink:
 
     def send(self, alert: Alert) -> None:
         """Log the alert."""
-        log.error("alert", **alert.as_json())
+        log.error("alert", **alert.redacted_json())  # redacted even under a foreign log set-up
 
 
 def _bounded(options: Mapping[str, Any], key: str, default: float, most: float) -> float:
@@ -70,7 +72,7 @@ class WebhookAlertSink:
         import urllib.error
         import urllib.request
 
-        body = redact(json.dumps(alert.as_json())).encode()
+        body = json.dumps(alert.redacted_json()).encode()
         request = urllib.request.Request(
             self.url, data=body, method="POST",
             headers={"Content-Type": "application/json", "User-Agent": "dlt-ops"},

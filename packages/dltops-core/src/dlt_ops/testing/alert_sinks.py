@@ -26,7 +26,9 @@ check that a failed delivery raises, which is how the core knows to log it.
 from __future__ import annotations
 
 import abc
+import json
 import threading
+import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -34,6 +36,7 @@ from typing import Any
 import pytest
 
 from dlt_ops.alerts.model import Alert, AlertKind, AlertSink, AlertSinkContext, AlertSinkFactory
+from dlt_ops.redact import remember_secret
 
 Delivered = Callable[[], list[Mapping[str, Any]]]
 
@@ -110,6 +113,24 @@ class AlertSinkSuite(abc.ABC):
         (got,) = delivered()[before:]
         assert got["kind"] == "assertion_failed"
         assert list(got["failed_checks"]) == list(checks)
+
+    def test_the_delivered_alert_is_redacted(self, sink: AlertSink, delivered: Delivered) -> None:
+        # an alert's strings are redacted when it is built, but drift and failed checks come
+        # from other plugins and a secret may be learnt later: the sink redacts what it sends
+        secret = f"kit-secret-{uuid.uuid4().hex}"
+        remember_secret(secret)
+        before = len(delivered())
+        alert = make_alert(
+            message=f"ValueError: https://bob:pw-{secret}@api.example.com refused {secret}",
+            failed_checks=(f"accepted_values quoting {secret} on events",),
+            drift=({"column": "token", "detail": {"seen": secret}},),
+        )
+        sink.send(alert)
+        (got,) = delivered()[before:]
+        body = json.dumps(got, default=str)
+        assert secret not in body, f"a remembered secret was delivered: {body[:500]}"
+        assert "pw-" not in body, f"a URL password was delivered: {body[:500]}"
+        assert got["run_id"] == alert.run_id  # still the alert, only masked
 
     def test_alerts_arrive_in_the_order_sent(self, sink: AlertSink, delivered: Delivered) -> None:
         before = len(delivered())
