@@ -44,37 +44,64 @@ def scheduled(project, templates) -> Path:  # noqa: ANN001
                                                               "nightly_src")})  # fmt: skip
 
 
+def _pass(root: Path, now: datetime, *, windowed: bool = False) -> list:
+    """One ``scheduler run --once`` pass in-process, at the injected ``now`` (the due logic
+    reads no clock of its own: the test decides which slot has fired)."""
+    from dlt_ops.config import load_project_config
+    from dlt_ops.destinations import project_registry
+    from dlt_ops.scheduler.service import run_due
+
+    config = load_project_config(root)
+    return run_due(project_registry(config), config, now=now, windowed=windowed)
+
+
 def test_once_runs_what_is_due_and_then_nothing(scheduled: Path, cli) -> None:  # noqa: ANN001
     # a nightly source that ran after its last slot is not due; plant that run first
     first = cli("pipeline", "run", "-s", "nightly_src", "-y", cwd=scheduled)
     assert first.returncode == 0, first.stderr[-3000:]
-    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-    proc = cli("scheduler", "run", "--once", "--json", cwd=scheduled)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    ticks = json.loads(proc.stdout)
-    assert [(t["source"], t["status"]) for t in ticks] == [("hourly_src", "completed")]
+    with duckdb.connect(str(scheduled / "nightly_src_pipeline.duckdb"), read_only=True) as con:
+        (planted,) = con.execute("SELECT started_at FROM ds._dlt_ops_runs").fetchone()
+    # a second into the hour the planted run started in: hourly's slot (the top of that hour)
+    # and nightly's (03:15 at or before it) both came before the planted run started
+    now = planted.astimezone(UTC).replace(minute=0, second=1, microsecond=0)
+    ticks = _pass(scheduled, now)
+    assert [(t.source, t.status, t.slot) for t in ticks] == [
+        ("hourly_src", "completed", now.replace(second=0))
+    ]
     assert _ledger(scheduled, "hourly_src") == [("hourly_src", "y-scheduler", "completed")]
     assert _ledger(scheduled, "manual_src") == []
-    again = cli("scheduler", "run", "--once", cwd=scheduled)
-    if datetime.now(UTC).replace(minute=0, second=0, microsecond=0) != hour:
-        pytest.skip("an hourly slot fired between the two passes; the second one rightly ran")
-    assert again.returncode == 0, again.stderr[-3000:]
-    assert again.stdout.strip() == "nothing due."
+    assert _pass(scheduled, now) == []  # the same instant again: nothing due
     assert len(_ledger(scheduled, "hourly_src")) == 1
+    # the next slot fires: hourly is due again, nightly still is not
+    later = _pass(scheduled, now + timedelta(hours=1))
+    assert [(t.source, t.status) for t in later] == [("hourly_src", "completed")]
+    assert len(_ledger(scheduled, "hourly_src")) == 2
 
 
-def test_windowed_runs_close_their_slot(scheduled: Path, cli) -> None:  # noqa: ANN001
-    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-    proc = cli("scheduler", "run", "--once", "--windowed", "--json", cwd=scheduled)
+def test_once_prints_nothing_due(scheduled: Path, cli) -> None:  # noqa: ANN001
+    # the CLI's own pass on the wall clock, where no answer depends on it: @manual never fires
+    manual_only = '[dlt_ops]\ndefault_destination = "duckdb"\ndefault_dataset = "ds"\n\n'
+    manual_only += '[sources.manual_src.dlt_ops]\nschedule = "@manual"\n'
+    (scheduled / ".dlt" / "config.toml").write_text(manual_only)
+    proc = cli("scheduler", "run", "--once", cwd=scheduled)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    if datetime.now(UTC).replace(minute=0, second=0, microsecond=0) != hour:
-        pytest.skip("an hourly slot fired during the pass")
+    assert proc.stdout.strip() == "nothing due."
+    assert _ledger(scheduled, "manual_src") == []
+
+
+def test_windowed_runs_close_their_slot(scheduled: Path) -> None:
+    now = datetime(2026, 3, 4, 10, 37, 12, tzinfo=UTC)  # injected: slot 10:00 fired
+    ticks = _pass(scheduled, now, windowed=True)
+    assert {t.source: t.status for t in ticks} == {
+        "hourly_src": "completed",
+        "nightly_src": "completed",
+    }
     with duckdb.connect(str(scheduled / "hourly_src_pipeline.duckdb"), read_only=True) as con:
         rows = con.execute("SELECT window_from, window_to, status FROM ds._dlt_ops_runs").fetchall()
-    start, end, status = rows[0]
+    ((start, end, status),) = rows
     assert status == "completed"
-    assert end.astimezone(UTC) == hour
-    assert start.astimezone(UTC) == hour - timedelta(hours=1)
+    assert end.astimezone(UTC) == datetime(2026, 3, 4, 10, 0, tzinfo=UTC)
+    assert start.astimezone(UTC) == datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
 
 
 def test_emit_cron_and_github_actions(scheduled: Path, cli) -> None:  # noqa: ANN001
@@ -131,7 +158,6 @@ def test_two_schedulers_run_a_source_once(project, tmp_path: Path) -> None:  # n
     started, release = tmp_path / "started", tmp_path / "release"
     env = {**os.environ, "RUNTIME__DLTHUB_TELEMETRY": "false", "HELD_STARTED": str(started),
            "HELD_RELEASE": str(release)}  # fmt: skip
-    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
 
     def scheduler() -> subprocess.Popen[str]:
         return subprocess.Popen([sys.executable, "-c", CLI, "scheduler", "run", "--once", "--json"],
@@ -147,8 +173,8 @@ def test_two_schedulers_run_a_source_once(project, tmp_path: Path) -> None:  # n
     out2, err2 = second.communicate(timeout=180)  # the source is held: it must not run it
     release.write_text("go")
     out1, err1 = first.communicate(timeout=180)
-    if datetime.now(UTC).replace(minute=0, second=0, microsecond=0) != hour:
-        pytest.skip("an hourly slot fired during the test; a second run would be right")
+    # no clock in the outcome: the second pass runs while the first holds the source, so it
+    # runs nothing whether or not an hourly slot fired meanwhile
     assert first.returncode == 0 and second.returncode == 0, err1[-3000:] + err2[-3000:]
     assert [t["status"] for t in json.loads(out1)] == ["completed"]
     assert all(t["status"] is None for t in json.loads(out2)), out2
