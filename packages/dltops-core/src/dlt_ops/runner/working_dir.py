@@ -66,4 +66,5 @@ def seed_from_sibling(working_dir: Path, sibling: Path) -> bool:
         elif source.is_file():
             shutil.copy2(source, staging / part)
     staging.rename(working_dir)  # all or nothing: a half-copied dir is never used
+    log.debug("working_dir.seeded", working_dir=str(working_dir), sibling=str(sibling))
     return True
