@@ -1,0 +1,115 @@
+"""Secret harvesting, judged by what redaction masks afterwards (each test uses fresh values:
+remembered secrets are process-wide)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from dlt_ops.config.secret_values import (
+    harvest_project_secrets,
+    is_secret_name,
+    remember_secrets_file,
+    secret_leaves,
+    watch_dlt_secrets,
+)
+from dlt_ops.redact import redact
+
+
+def fresh() -> str:
+    return f"v{uuid.uuid4().hex[:12]}"
+
+
+def masked(value: str) -> bool:
+    return redact(f"<{value}>") == "<***>"
+
+
+@pytest.mark.parametrize(
+    "name", ["password", "db_pwd", "api_key", "AUTH", "client_secret", "signature", "Cookie"]
+)
+def test_secret_names(name: str) -> None:
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", ["host", "username", "port", "dataset", ""])
+def test_ordinary_names(name: str) -> None:
+    assert not is_secret_name(name)
+
+
+def test_secret_leaves_walk_tables_and_lists() -> None:
+    doc = {"a": {"password": "p1", "host": "h", "tokens": ["t1", "t2"], "key": 5}, "pwd": "p2"}
+    assert list(secret_leaves(doc)) == ["p1", "t1", "t2", "p2"]
+
+
+def test_a_secrets_file_teaches_only_its_secret_values(tmp_path: Path) -> None:
+    pw, host = fresh(), fresh()
+    path = tmp_path / "secrets.toml"
+    path.write_text(f'[sources.s]\napi_key = "{pw}"\nhost = "{host}"\n')
+    remember_secrets_file(path)
+    assert masked(pw) and not masked(host)
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[[[ not toml")
+    remember_secrets_file(broken)  # a broken file adds nothing and does not raise
+    remember_secrets_file(tmp_path / "missing.toml")
+
+
+def test_the_project_harvest_reads_files_config_and_environment(tmp_path: Path) -> None:
+    (tmp_path / ".dlt").mkdir()
+    in_file, in_config, in_env, url_pw, json_key = fresh(), fresh(), fresh(), fresh(), fresh()
+    sort_key, own, plain_env, user = fresh(), fresh(), fresh(), fresh()
+    (tmp_path / ".dlt" / "secrets.toml").write_text(f'[x]\npassword = "{in_file}"\n')
+    config = {
+        "sources": {
+            "s": {"api_key": in_config, "sort_key": sort_key},
+            "credentials": f"postgresql://{user}:{url_pw}@db/x",
+        },
+        "destination": {"credentials": json.dumps({"private_key": json_key, "x": user})},
+        "dlt_ops": {"airflow_var_token": own},
+    }
+    environ = {
+        "SOURCES__S__TOKEN": in_env,
+        "SOURCES__S__SORT_KEY": sort_key,
+        "MY_TOKEN": plain_env,  # not dlt's SECTION__KEY layout
+    }
+    harvest_project_secrets(tmp_path, config, environ)
+    for value in (in_file, in_config, in_env, url_pw, json_key):
+        assert masked(value), value
+    for value in (sort_key, own, plain_env, user):
+        assert not masked(value), value
+
+
+def test_odd_credentials_strings_are_skipped(tmp_path: Path) -> None:
+    ordinary = fresh()
+    config = {
+        "a": {"credentials": "{not json"},
+        "b": {"credentials": "http://[bad"},
+        "c": {"credentials": f"postgresql://{ordinary}@db/x"},  # no password part
+        "d": {"credentials": ordinary},
+    }
+    harvest_project_secrets(tmp_path, config, {})
+    assert not masked(ordinary)
+
+
+def test_dlt_resolved_secrets_are_remembered_when_resolved(monkeypatch: pytest.MonkeyPatch,
+                                                           tmp_path: Path) -> None:  # fmt: skip
+    import dlt
+
+    secret = fresh()
+    monkeypatch.setenv("SOURCES__HARVEST_SRC__API_KEY", secret)
+    watch_dlt_secrets()
+    watch_dlt_secrets()  # idempotent
+
+    @dlt.source(name="harvest_src")
+    def harvest_src(api_key: str = dlt.secrets.value):  # noqa: ANN202
+        @dlt.resource
+        def rows():  # noqa: ANN202
+            yield {"k": len(api_key)}
+
+        return rows
+
+    assert not masked(secret)
+    harvest_src()
+    assert masked(secret)
