@@ -12,7 +12,7 @@ from dlt_ops.receipts.counting import Tallies, _size, attach_counters
 
 def _source(pages: list[list[dict[str, Any]]]) -> Any:
     @dlt.resource(name="events", primary_key="id")
-    def events(cursor=dlt.sources.incremental("id", initial_value=3)):  # noqa: ANN001, ANN202
+    def events(cursor=dlt.sources.incremental("id", initial_value=3)):  # noqa: ANN001, ANN202, B008
         yield from pages
 
     @dlt.resource(name="other")
