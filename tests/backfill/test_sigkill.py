@@ -9,12 +9,13 @@ import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 
 import pytest
 
 from dlt_ops.backfill.plan import BackfillPlan
+from tests.faults.figures import FIGURES_PROPERTY, Figures
 
 from .conftest import build_project
 
@@ -23,6 +24,7 @@ DAYS = [f"2026-01-0{d}" for d in range(1, 5)]
 ENV = {"BF_ROWS_PER_DAY": "5", "BF_DAYS": "6", "BF_SLEEP_S": "0.1"}
 LEASE = "2s"
 TRIALS = {"duckdb": 6, "postgres": 6}  # + 16 run trials in tests/faults/test_sigkill.py
+_COUNTING = threading.Lock()
 
 
 def _args(dataset: str) -> tuple[str, ...]:
@@ -51,7 +53,7 @@ def _wait_for_expiry(project, timeout: float = 30.0) -> None:
         time.sleep(0.05)
 
 
-def _trial(base, k: int, point: tuple[int, float]) -> str:
+def _trial(base, k: int, point: tuple[int, float], figures: Figures) -> str:
     """Kill after the ``lines``-th chunk line (+``extra`` s), or ``extra`` s into start-up."""
     lines, extra = point
     dataset = f"bf_kill_{k}"
@@ -90,11 +92,15 @@ def _trial(base, k: int, point: tuple[int, float]) -> str:
     per_day = project.query("SELECT day, count(*) FROM {ds}.events GROUP BY day ORDER BY day")
     assert per_day == [(d, 5) for d in DAYS], (k, per_day)  # nothing lost
     assert project.query("SELECT id FROM {ds}.events GROUP BY id HAVING count(*) > 1") == []
+    total, distinct = project.query("SELECT count(*), count(DISTINCT id) FROM {ds}.events")[0]
+    with _COUNTING:  # two trials run at once
+        figures.add(expected=5 * len(DAYS), loaded=total, distinct=distinct)
     return f"{outcome} after line {lines} +{extra:.2f}s with {done}/4 chunk(s) done"
 
 
 @pytest.mark.slow
-def test_sigkill_trials(project) -> None:
+def test_sigkill_trials(project, request) -> None:  # noqa: ANN001
+    figures = Figures(family="backfill_sigkill", scenario=request.node.name.removeprefix("test_"))
     rng = random.Random(7 + len(project.engine))
     # kill points: during start-up/seeding (line 0), or after one of the 8 chunk lines
     # ("running" → mid extract/normalize/load; "completed" → between chunks), plus jitter
@@ -105,7 +111,11 @@ def test_sigkill_trials(project) -> None:
         for _ in range(TRIALS[project.engine])
     ]
     with ThreadPoolExecutor(max_workers=2) as pool:  # trials wait on leases: overlap them
-        results = list(pool.map(lambda kp: _trial(project, *kp), enumerate(points)))
+        results = list(pool.map(lambda kp: _trial(project, *kp, figures), enumerate(points)))
     killed = sum(1 for r in results if r.startswith("killed"))
     print(f"{project.engine}: {len(results)} SIGKILL trials, {killed} killed mid-run: {results}")
     assert killed >= len(results) * 0.7  # the kill points really fall inside the run
+    figures.notes.append(f"{killed} killed mid-run")
+    figures.check()
+    # through the report, as the fault suite's figures travel (docs/fault-figures.json)
+    request.node.user_properties.append((FIGURES_PROPERTY, asdict(figures)))

@@ -4,12 +4,24 @@ The ``figures`` fixture (``tests/faults/conftest.py``) hands each test a :class:
 it into the test's report; the root ``conftest.py`` collects the reports and prints the lines in
 the terminal summary. Going through reports keeps the figures when pytest-xdist runs the tests in
 worker processes (the controller never loads ``tests/faults/conftest.py``).
+
+``FAULTS_FIGURES_JSON=<file>`` also writes them, with the commit and seed they were measured
+at, as JSON. ``docs/fault-figures.json`` is that file from the last full run, and the figures
+table in docs/reliability.md is rendered from it (``python -m tests.faults.figures``);
+``tests/test_fault_figures_gate.py`` fails when the two disagree or when the fault tests now
+declare other trials than that run counted. To regenerate (slow: the whole fault suite)::
+
+    FAULTS_FIGURES_JSON=docs/fault-figures.json .venv/bin/python -m pytest \
+        tests/faults tests/backfill/test_sigkill.py
+    .venv/bin/python -m tests.faults.figures docs/fault-figures.json docs/reliability.md
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,5 +80,86 @@ def summary_lines() -> list[str]:
     """The summary's lines; also written as JSON to ``$FAULTS_FIGURES_JSON`` when set."""
     out = os.environ.get("FAULTS_FIGURES_JSON")
     if out and FIGURES:
-        Path(out).write_text(json.dumps([asdict(f) for f in FIGURES], indent=2))
+        Path(out).write_text(json.dumps(document(FIGURES), indent=2) + "\n")
     return [fig.line() for fig in FIGURES]
+
+
+def _git(*args: str) -> str:
+    try:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, timeout=10)
+    except OSError:
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def document(figures: list[Figures]) -> dict[str, Any]:
+    """What a run measured, and where: the commit (and whether tracked files differed from
+    it), the seed, and every scenario's figures in a stable order (xdist finishes at random)."""
+    return {
+        "commit": _git("rev-parse", "--short", "HEAD") or None,
+        "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        "seed": int(os.environ.get("FAULTS_SEED", "20261130")),  # tests/faults/conftest.py
+        "figures": sorted((asdict(f) for f in figures), key=lambda f: (f["family"], f["scenario"])),
+    }
+
+
+#: How the doc names each scenario (anything else shows as ``family · scenario``).
+LABELS = {
+    ("sigkill", "sigkill_then_rerun[duckdb-plain]"): "sigkill · DuckDB · plain",
+    ("sigkill", "sigkill_then_rerun[duckdb-checkpointed]"): "sigkill · DuckDB · checkpointed",
+    ("sigkill", "sigkill_then_rerun[postgres-plain]"): "sigkill · PostgreSQL · plain",
+    ("sigkill", "sigkill_then_rerun[postgres-checkpointed]"): "sigkill · PostgreSQL · checkpointed",
+    ("backfill_sigkill", "sigkill_trials[duckdb]"): "backfill SIGKILL · DuckDB",
+    ("backfill_sigkill", "sigkill_trials[postgres]"): "backfill SIGKILL · PostgreSQL",
+    ("destination_outage", "destination_goes_away_mid_run[stopped]"): "outage · stopped",
+    ("destination_outage", "destination_goes_away_mid_run[frozen]"): "outage · frozen",
+    ("hostile_input", "hostile_values_never_reach_sql[duckdb-28]"): "hostile input · DuckDB",
+    ("hostile_input", "hostile_values_never_reach_sql[postgres-14]"): "hostile input · PostgreSQL",
+    ("planted_secrets", "planted_secrets_appear_nowhere"): "planted secrets",
+    ("readonly_project", "read_only_project[duckdb]"): "read-only project · DuckDB",
+    ("readonly_project", "read_only_project[postgres]"): "read-only project · PostgreSQL",
+}
+BEGIN = "<!-- fault-figures: rendered from docs/fault-figures.json; do not edit by hand -->"
+END = "<!-- /fault-figures -->"
+
+
+def render(doc: dict[str, Any]) -> str:
+    """The figures block of docs/reliability.md, from a :func:`document`."""
+    state = " (with uncommitted changes)" if doc["dirty"] else ""
+    lines = [
+        BEGIN,
+        f"Measured at commit `{doc['commit']}`{state}, seed `{doc['seed']}`.",
+        "",
+        "| family / scenario | trials | rows expected | loaded | lost | duplicated | leaked |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for f in doc["figures"]:
+        rows = f["expected"] or f["loaded"]
+        counts = [
+            f"{f[k]:,}" if rows else "–" for k in ("expected", "loaded", "lost", "duplicated")
+        ]
+        label = LABELS.get((f["family"], f["scenario"]), f"{f['family']} · {f['scenario']}")
+        lines.append(f"| {label} | {f['trials']} | " + " | ".join(counts) + f" | {f['leaked']} |")
+    return "\n".join([*lines, END])
+
+
+def block_of(text: str) -> str:
+    """The rendered figures block inside a document's text ("" when there is none)."""
+    start, end = text.find(BEGIN), text.find(END)
+    return text[start : end + len(END)] if 0 <= start < end else ""
+
+
+def main(argv: list[str]) -> int:
+    """``python -m tests.faults.figures FIGURES_JSON DOC``: render the JSON into DOC."""
+    source, target = Path(argv[0]), Path(argv[1])
+    text = target.read_text()
+    old = block_of(text)
+    if not old:
+        sys.stderr.write(f"{target} has no {BEGIN!r} ... {END!r} block\n")
+        return 1
+    target.write_text(text.replace(old, render(json.loads(source.read_text()))))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
