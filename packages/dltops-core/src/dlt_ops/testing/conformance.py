@@ -22,7 +22,9 @@ relative to the project root). Tests skip only by the adapter's declared ``capab
 
 The threading contract the kit checks: a client opened in one thread is used from another
 (a run's heartbeat thread writes through the command's connection; calls are serialized, never
-concurrent), and two clients on one database write at the same time.
+concurrent), two clients on one database write at the same time, and two transactions on two
+clients, each reading before either writes, both commit (SQLite-like engines must take the
+write lock at ``BEGIN``) with one winner for a compare-and-swap inside them.
 """
 
 from __future__ import annotations
