@@ -18,6 +18,7 @@ declare other trials than that run counted. To regenerate (slow: the whole fault
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -71,6 +72,7 @@ class Figures:
 
 def collect(user_properties: list[tuple[str, Any]]) -> None:
     """Keep the figures a finished test's report carries."""
+    measured_at()  # the commit the run started from, not the one it ends at
     for name, value in user_properties:
         if name == FIGURES_PROPERTY:
             FIGURES.append(Figures(**value))
@@ -92,12 +94,21 @@ def _git(*args: str) -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
+@functools.cache
+def measured_at() -> tuple[str | None, bool]:
+    """The commit the run measures (asked once, when its first figures arrive) and whether
+    tracked files differed from it."""
+    dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
+    return _git("rev-parse", "--short", "HEAD") or None, dirty
+
+
 def document(figures: list[Figures]) -> dict[str, Any]:
     """What a run measured, and where: the commit (and whether tracked files differed from
     it), the seed, and every scenario's figures in a stable order (xdist finishes at random)."""
+    commit, dirty = measured_at()
     return {
-        "commit": _git("rev-parse", "--short", "HEAD") or None,
-        "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        "commit": commit,
+        "dirty": dirty,
         "seed": int(os.environ.get("FAULTS_SEED", "20261130")),  # tests/faults/conftest.py
         "figures": sorted((asdict(f) for f in figures), key=lambda f: (f["family"], f["scenario"])),
     }
