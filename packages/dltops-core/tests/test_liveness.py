@@ -73,3 +73,19 @@ def test_only_a_gone_pid_on_this_host_is_judged_dead() -> None:
     assert holder_gone(f"{HOST}:1:ab12") is None  # running
     assert holder_gone(f"{HOST}:{dead}:ab12/w1") is None
     assert holder_gone(None) is None
+
+
+def test_a_live_process_whose_name_holds_a_parenthesis_is_alive(tmp_path) -> None:  # noqa: ANN001
+    # /proc/<pid>/stat is "pid (comm) state ...": comm may itself hold ") Z"
+    odd = tmp_path / "x) Z y"
+    odd.symlink_to(sys.executable)
+    proc = subprocess.Popen([str(odd), "-c", "import time; time.sleep(30)"])
+    try:
+        deadline = time.monotonic() + 10
+        while ") Z y)" not in open(f"/proc/{proc.pid}/stat").read():
+            assert time.monotonic() < deadline, "the process never took its name"
+            time.sleep(0.02)
+        assert pid_alive(proc.pid) is True
+    finally:
+        proc.kill()
+        proc.wait()

@@ -113,3 +113,56 @@ def test_dlt_resolved_secrets_are_remembered_when_resolved(monkeypatch: pytest.M
     assert not masked(secret)
     harvest_src()
     assert masked(secret)
+
+
+def test_a_credentials_object_gives_its_secret_fields_only() -> None:
+    from dlt.sources.credentials import ConnectionStringCredentials
+
+    from dlt_ops.config.secret_values import _secret_values
+
+    user, pw = fresh(), fresh()
+    creds = ConnectionStringCredentials(f"postgresql://{user}:{pw}@db:5432/x")
+    assert list(_secret_values(creds)) == [pw]
+    assert list(_secret_values({"token": pw, "host": user})) == [pw]
+    assert list(_secret_values(pw)) == [pw]
+
+
+def test_a_secret_named_value_from_secrets_toml_is_remembered_without_a_secret_hint(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    key, host, from_config = fresh(), fresh(), fresh()
+    (tmp_path / ".dlt").mkdir()
+    (tmp_path / ".dlt" / "secrets.toml").write_text(
+        f'[sources.plain_src]\nsession_token = "{key}"\nhost = "{host}"\n'
+    )
+    (tmp_path / ".dlt" / "config.toml").write_text(
+        f'[sources.plain_src]\nsort_token = "{from_config}"\n'
+    )
+    from dlt.common.configuration.container import Container
+    from dlt.common.configuration.specs.pluggable_run_context import PluggableRunContext
+
+    from dlt_ops.project.loader import use_project_dir
+
+    before = Path(Container()[PluggableRunContext].context.run_dir)
+    monkeypatch.chdir(tmp_path)
+    use_project_dir(tmp_path, refresh=True)
+    try:
+        _resolve_plain_src(key, host, from_config)
+    finally:  # later tests in this process find dlt where it was
+        use_project_dir(before, refresh=True)
+
+
+def _resolve_plain_src(key: str, host: str, from_config: str) -> None:
+    import dlt
+
+    watch_dlt_secrets()
+
+    @dlt.source(name="plain_src")
+    def plain_src(session_token=dlt.config.value, host=dlt.config.value,  # noqa: ANN001, ANN202
+                  sort_token=dlt.config.value):  # noqa: ANN001  # fmt: skip
+        return dlt.resource([1], name="r")
+
+    plain_src()
+    assert masked(key)
+    assert not masked(host)  # not a secret name
+    assert not masked(from_config)  # a secret name, but from a config file

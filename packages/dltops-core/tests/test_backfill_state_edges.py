@@ -1,0 +1,197 @@
+"""``_dlt_backfills`` beyond the happy path: timestamps every transition stamps, what a broken
+destination or a lost lease says, time zones read back, and re-seeding a damaged plan."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from dlt_ops.adapters import ConnectionTarget, DestinationSession, Statement
+from dlt_ops.backfill.plan import BackfillPlan
+from dlt_ops.backfill.state import COLUMNS, BackfillState, ChunkRow
+from dlt_ops.errors import BackfillStateError, LeaseLostError
+
+LEASE = timedelta(minutes=5)
+HEALTHY = "Nothing was skipped; re-run the same backfill once the destination is healthy."
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Iterator[DestinationSession]:
+    from dltops_duckdb.adapter import DuckDBAdapter
+
+    target = ConnectionTarget("duckdb", "ds", tmp_path, credentials="bf.duckdb")
+    opened = DestinationSession.open(DuckDBAdapter(), target)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def plan() -> BackfillPlan:
+    return BackfillPlan.build("daily", "2026-01-01T00:00:00Z", "2026-01-03T00:00:00Z", "1d")
+
+
+def test_every_transition_stamps_its_times(session: DestinationSession, plan: BackfillPlan) -> None:
+    state, bid = BackfillState(session, "h:1:a"), plan.backfill_id
+    state.seed(plan, "p")
+    state.claim(bid, "000000", LEASE)
+    claimed = state.rows(bid)["000000"]
+    assert claimed.heartbeat_at is not None and claimed.heartbeat_at == claimed.claimed_at
+    state.mark_running(bid, "000000")
+    running = state.rows(bid)["000000"]
+    assert running.started_at is not None and running.heartbeat_at == running.started_at
+    assert running.started_at >= claimed.claimed_at  # type: ignore[operator]
+    assert state.renew(bid, "000000", LEASE)
+    renewed = state.rows(bid)["000000"]
+    assert renewed.heartbeat_at is not None and renewed.heartbeat_at >= running.heartbeat_at  # type: ignore[operator]
+    assert renewed.lease_expires_at is not None
+    assert renewed.lease_expires_at >= renewed.heartbeat_at + LEASE - timedelta(seconds=1)
+    state.mark_completed(bid, "000000", 7)
+    done = state.rows(bid)["000000"]
+    assert done.completed_at is not None and done.heartbeat_at == done.completed_at
+    state.claim(bid, "000001", LEASE)
+    state.mark_running(bid, "000001")
+    assert state.mark_failed(bid, "000001", "boom")  # a running chunk can fail too
+    failed = state.rows(bid)["000001"]
+    assert failed.status == "failed" and failed.completed_at is not None
+    again = BackfillState(session, "h:1:b")
+    assert again.claim(bid, "000001", LEASE)
+    retried = again.rows(bid)["000001"]
+    assert retried.completed_at is None and retried.started_at is None  # a fresh attempt
+
+
+def test_a_lost_lease_says_which_step_and_why(
+    session: DestinationSession, plan: BackfillPlan
+) -> None:
+    state, other, bid = (
+        BackfillState(session, "h:1:a"),
+        BackfillState(session, "h:1:b"),
+        plan.backfill_id,
+    )
+    state.seed(plan, "p")
+    state.claim(bid, "000000", LEASE)
+    expected = (
+        "could not mark chunk 000000 {}: this worker (h:1:b) no longer holds the chunk; its "
+        "lease expired and another worker reclaimed it."
+    )
+    with pytest.raises(LeaseLostError) as running:
+        other.mark_running(bid, "000000")
+    assert str(running.value) == expected.format("running")
+    state.mark_running(bid, "000000")
+    with pytest.raises(LeaseLostError) as completed:
+        other.mark_completed(bid, "000000", 1)
+    assert str(completed.value) == expected.format("completed")
+
+
+def test_a_broken_destination_names_the_step(session: DestinationSession, plan: BackfillPlan,
+                                             tmp_path: Path) -> None:  # fmt: skip
+    from dltops_duckdb.adapter import DuckDBAdapter
+
+    target = ConnectionTarget("duckdb", "ds", tmp_path, credentials="bf.duckdb")
+    broken = DestinationSession.open(DuckDBAdapter(), target)
+    BackfillState(broken, "h:1:a").seed(plan, "p")
+    broken.close()
+    state, bid = BackfillState(broken, "h:1:a"), plan.backfill_id
+    cases = [
+        (lambda: state.mark_failed(bid, "000000", "x"), "could not mark chunk 000000 failed in "
+         "_dlt_backfills: duckdb statement failed"),
+        (lambda: state.renew(bid, "000000", LEASE), "could not renew the lease on chunk 000000 "
+         "in _dlt_backfills: duckdb statement failed"),
+        (lambda: state.mark_running(bid, "000000"), "could not mark chunk 000000 running in"),
+        (lambda: state.mark_completed(bid, "000000", 1), "could not mark chunk 000000 completed"),
+        (lambda: state.rows(bid), "could not read _dlt_backfills: duckdb statement failed"),
+    ]  # fmt: skip
+    for call, start in cases:
+        with pytest.raises(BackfillStateError) as caught:
+            call()
+        message = str(caught.value)
+        assert message.startswith(start), message
+        if "read" not in start:
+            assert message.endswith(HEALTHY), message
+
+
+def test_table_checks_on_a_broken_destination(tmp_path: Path) -> None:
+    from dltops_duckdb.adapter import DuckDBAdapter
+
+    target = ConnectionTarget("duckdb", "ds", tmp_path, credentials="gone.duckdb")
+    broken = DestinationSession.open(DuckDBAdapter(), target)
+    broken.close()
+    state = BackfillState(broken, "h:1:a")
+    with pytest.raises(BackfillStateError, match=r"^could not inspect _dlt_backfills: duckdb"):
+        state.exists()
+    with pytest.raises(BackfillStateError, match=r"^could not create _dlt_backfills: duckdb"):
+        state.ensure_table()
+
+
+def test_timestamps_read_back_in_utc_whatever_the_driver_returns() -> None:
+    naive = datetime(2026, 1, 1, 12)
+    plus2 = datetime(2026, 1, 1, 14, tzinfo=timezone(timedelta(hours=2)))
+    values = dict.fromkeys(COLUMNS)
+    values.update(pipeline_name="p", source_section="s", backfill_id="b", chunk_id="000000",
+                  chunk_from=naive, chunk_to=plus2, backfill_from=naive, backfill_to=plus2,
+                  chunk_size="1d", status="pending", run_id="r", attempts="2",
+                  records_loaded="5")  # fmt: skip
+    row = ChunkRow.from_row(tuple(values[c] for c in COLUMNS))
+    noon = datetime(2026, 1, 1, 12, tzinfo=UTC)
+    assert row.chunk_from == noon and row.chunk_from.tzinfo is UTC
+    assert row.chunk_to == noon and row.chunk_to.tzinfo is UTC
+    assert (row.attempts, row.records_loaded, row.claimed_at) == (2, 5, None)
+    with pytest.raises(ValueError):
+        ChunkRow.from_row(tuple(values[c] for c in COLUMNS)[:-1])
+
+
+def test_a_damaged_plan_is_seeded_again_and_an_unknown_chunk_is_no_claim(
+    session: DestinationSession, plan: BackfillPlan
+) -> None:
+    state, bid = BackfillState(session, "h:1:a"), plan.backfill_id
+    state.seed(plan, "p")
+    session.execute(Statement("DELETE FROM {_dlt_backfills} WHERE chunk_id = ?"), "000001")
+    assert list(state.rows(bid)) == ["000000"]
+    assert list(state.seed(plan, "p")) == ["000000", "000001"]
+    assert not state.claim(bid, "999999", LEASE)
+
+
+def test_a_scoped_plan_matches_its_own_rows_and_says_what_differs(
+    session: DestinationSession,
+) -> None:
+    scoped = BackfillPlan.build(
+        "daily", "2026-01-01T00:00:00Z", "2026-01-03T00:00:00Z", "1d", resources=["b", "a"]
+    )
+    state = BackfillState(session, "h:1:a")
+    rows = state.seed(scoped, "p")
+    assert rows["000000"].resource_name == "a,b"
+    BackfillState.verify(scoped, rows.values())
+    wider = BackfillPlan.build(
+        "other", "2026-01-02T00:00:00Z", "2026-01-04T00:00:00Z", "1d", resources=["b", "a"]
+    )
+    with pytest.raises(BackfillStateError) as caught:
+        BackfillState.verify(wider, rows.values())
+    assert str(caught.value) == (
+        f"backfill {wider.backfill_id} exists with different inputs: stored (daily, "
+        "2026-01-01T00:00:00+00:00, 2026-01-03T00:00:00+00:00, 1d, resources=a,b), got (other, "
+        "2026-01-02T00:00:00+00:00, 2026-01-04T00:00:00+00:00, 1d, resources=a,b). Inspect it "
+        f"with `dlt-ops backfill show {wider.backfill_id}`."
+    )
+
+
+def test_a_reclaim_is_logged_with_its_chunk_and_reason(session: DestinationSession,
+                                                       plan: BackfillPlan) -> None:  # fmt: skip
+    old, new, bid = (
+        BackfillState(session, "h:1:a"),
+        BackfillState(session, "h:1:b"),
+        plan.backfill_id,
+    )
+    old.seed(plan, "p")
+    old.claim(bid, "000000", timedelta(seconds=-1))
+    with capture_logs() as logs:
+        took = new.claim(bid, "000000", LEASE)
+    assert logs == [
+        {"event": "backfill.chunk_reclaimed", "chunk_id": "000000", "reason": took.reason,
+         "log_level": "warning"}
+    ]  # fmt: skip
+    with capture_logs() as quiet:
+        assert not old.claim(bid, "000000", LEASE)  # lost: nothing reclaimed, nothing logged
+    assert quiet == []
