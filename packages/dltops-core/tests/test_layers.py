@@ -27,7 +27,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "validate",
         "ledger",
         "runner",
-        "receipts assertions checkpoints backfill reconcile clean scheduler",
+        "receipts assertions checkpoints backfill reconcile clean scheduler lineage",
         "orchestration airflow report",
         "builtin hookspecs plugin_api",
         "cli testing",

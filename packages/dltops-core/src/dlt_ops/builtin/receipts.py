@@ -113,8 +113,11 @@ def _normalized(tables: dict[str, str], pipeline: Pipeline | None) -> dict[str, 
     return {name: naming.normalize_table_identifier(table) for name, table in tables.items()}
 
 
-def receipt_rows(run: RunContext, outcome: RunOutcome) -> list[ReceiptRow]:
-    """The run's receipt rows; none when it stopped before counting (setup, preflight)."""
+def receipt_rows(
+    run: RunContext, outcome: RunOutcome, *, measure_cost: bool = True
+) -> list[ReceiptRow]:
+    """The run's receipt rows; none when it stopped before counting (setup, preflight).
+    ``measure_cost=False`` skips asking the destination (lineage needs only the counts)."""
     from dlt_ops.receipts.build import build_receipts
 
     counter = next((g for g in outcome.gates if isinstance(g, CountingGate)), None)
@@ -133,7 +136,7 @@ def receipt_rows(run: RunContext, outcome: RunOutcome) -> list[ReceiptRow]:
         rates=counter.rates,
         failure=outcome.record.error_summary,
         tables=_normalized(run.state.tables, pipeline),
-        measured_cost=_measured_cost(run, outcome),
+        measured_cost=_measured_cost(run, outcome) if measure_cost else None,
     )
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dlt_ops.config.lineage import LineageConfig, parse_lineage
 from dlt_ops.config.root import CONFIG_RELPATH
 from dlt_ops.config.schema import PROJECT_KEYS, SOURCE_KEYS, KeySpec
 from dlt_ops.config.secret_values import harvest_project_secrets
@@ -82,6 +83,8 @@ class ProjectConfig:
     #: ``[dlt_ops.plugins] disable``: plugins never loaded (see :mod:`dlt_ops.plugins.disable`)
     disabled_plugins: tuple[str, ...] = ()
     reconcile: Mapping[str, Any] = field(default_factory=dict)
+    #: ``[dlt_ops.lineage]``, checked; ``None``: no OpenLineage events
+    lineage: LineageConfig | None = None
     sources: Mapping[str, SourceConfig] = field(default_factory=dict)
     warnings: tuple[ConfigWarning, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict)
@@ -208,6 +211,8 @@ def load_project_config(root: Path) -> ProjectConfig:
     for key in ("connect_timeout", "heartbeat_seconds"):
         if key in values:
             values[key] = float(values[key])
+    if "lineage" in values:
+        values["lineage"] = parse_lineage(values["lineage"], path, root)
     sources_raw = raw.get("sources", {})
     if not isinstance(sources_raw, dict):
         raise ConfigValueError(path, "[sources]", "a table", sources_raw)

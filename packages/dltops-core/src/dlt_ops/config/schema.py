@@ -80,6 +80,8 @@ PROJECT_KEYS: Mapping[str, KeySpec] = {
         "a table: disable = [names] and [dlt_ops.plugins.<kind>] tables", _is_table, {}
     ),
     "reconcile": KeySpec("a table of removal-drift thresholds", _is_table, {}),
+    # OpenLineage events (checked key by key in config/lineage.py)
+    "lineage": KeySpec('a table: transport = "http"|"file"|"console" and its options', _is_table),
 }
 
 SOURCE_KEYS: Mapping[str, KeySpec] = {
