@@ -20,6 +20,7 @@ FORBIDDEN = (
     "dltops_bigquery",
     "sqlglot",
     "pyarrow",
+    "croniter",  # schedules load it on first evaluation, never at start-up
     # no plugin at start-up: not the manager, the hook specs or a built-in plugin module
     "dlt_ops.plugins",
     "dlt_ops.hookspecs",

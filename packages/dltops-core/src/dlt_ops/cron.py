@@ -1,19 +1,27 @@
-"""Schedules as cron: the seed's tags, and ``cron:<5 fields>`` where a user writes one.
+"""Schedules as cron: the seed's tags, and ``cron:<5 fields> [<zone>]`` where a user writes one.
 
-A tag is a grouping key with a fixed cron materialization (UTC); ``@manual`` is never due.
-The five-field form is the classic one (minute, hour, day of month, month, day of week; ``*``,
-``a-b``, ``*/n``, ``a-b/n`` and lists), evaluated in UTC. When both day fields are restricted a
-day matches either (as cron does).
+A tag is a grouping key with a fixed cron materialization; ``@manual`` is never due. The five
+fields are the classic ones (minute, hour, day of month, month, day of week), evaluated by
+croniter (imported on first evaluation: ``dlt-ops --help`` never loads it) in the schedule's
+IANA time zone, UTC when none is given. When both day fields are restricted a day matches
+either (as cron does).
+
+Daylight-saving time is handled as cron does (Debian's ``cron(8)``): a fixed-time entry (no
+``*`` in its minute or hour field) whose wall time is skipped when clocks go forward runs once,
+right after the jump; one whose wall time repeats when clocks go back runs once, at its first
+occurrence. An entry with a wildcard minute or hour follows the clock as it is.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
+from functools import cached_property
+from typing import Any
 
 from dlt_ops.errors import ConfigError
 
-#: The cron each tag stands for (UTC). ``@weekly`` fires Monday 00:00: it closes the ISO week.
+#: The cron each tag stands for. ``@weekly`` fires Monday 00:00: it closes the ISO week.
 TAG_CRON: dict[str, str | None] = {
     "@hourly": "0 * * * *",
     "@2hourly": "0 */2 * * *",
@@ -23,125 +31,160 @@ TAG_CRON: dict[str, str | None] = {
     "@manual": None,
 }
 CRON_PREFIX = "cron:"
-_FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31), ("month", 1, 12),
-           ("day of week", 0, 7))  # fmt: skip
-#: How far back a previous fire time is searched (a 29 February schedule fits).
-_HORIZON = timedelta(days=366 * 5)
+DEFAULT_ZONE = "UTC"
+#: Fire times looked at past the first before giving up (skipped repeats, one per DST change).
+_TRIES = 8
 
 
-def _field(text: str, name: str, low: int, high: int) -> frozenset[int]:
-    values: set[int] = set()
-    for part in text.split(","):
-        body, _, step_text = part.partition("/")
-        step = int(step_text) if step_text.isdigit() and int(step_text) > 0 else None
-        if step_text and step is None:
-            raise ValueError(f"bad step in {name} {part!r}")
-        if body == "*":
-            start, end = low, high
-        elif "-" in body:
-            a, _, b = body.partition("-")
-            start, end = int(a), int(b)
-        else:
-            start = end = int(body)
-            if step is not None:
-                end = high
-        if not (low <= start <= end <= high):
-            raise ValueError(f"{name} {part!r} out of {low}-{high}")
-        values.update(range(start, end + 1, step or 1))
-    return frozenset(values)
+def zone_of(name: str) -> tzinfo:
+    """The IANA time zone ``name`` (``ValueError`` naming it when there is none such)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if name == DEFAULT_ZONE:
+        return UTC
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"unknown time zone {name!r} (an IANA name such as 'Europe/Berlin' or 'UTC')"
+        ) from None
+
+
+def is_valid_zone(name: object) -> bool:
+    """``name`` is a string naming an IANA time zone."""
+    if not isinstance(name, str):
+        return False
+    try:
+        zone_of(name)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
 class Cron:
-    """A parsed five-field cron expression (UTC)."""
+    """A parsed five-field cron expression in a time zone; fire times come back in UTC."""
 
     text: str
-    minutes: frozenset[int]
-    hours: frozenset[int]
-    days: frozenset[int]
-    months: frozenset[int]
-    weekdays: frozenset[int]  # 0 = Sunday (7 folded onto 0)
-    any_day: bool
-    any_weekday: bool
+    timezone: str = DEFAULT_ZONE
 
     @classmethod
-    def parse(cls, text: str) -> Cron:
+    def parse(cls, text: str, timezone: str | None = None) -> Cron:
+        """Check ``text`` (five fields) and ``timezone``; ``ValueError`` says what is wrong."""
+        from croniter import CroniterError, croniter
+
         parts = text.split()
         if len(parts) != 5:
             raise ValueError(f"a cron expression has 5 fields, got {len(parts)}: {text!r}")
-        sets = [_field(p, *spec) for p, spec in zip(parts, _FIELDS, strict=True)]
-        weekdays = frozenset(d % 7 for d in sets[4])
-        return cls(text, sets[0], sets[1], sets[2], sets[3], weekdays,
-                   parts[2] == "*", parts[4] == "*")  # fmt: skip
+        zone = timezone or DEFAULT_ZONE
+        zone_of(zone)
+        expression = " ".join(parts)
+        try:
+            croniter(expression)
+        except CroniterError as exc:  # croniter's own words name the field and value
+            raise ValueError(str(exc).replace(f"[{expression}] ", "")) from None
+        return cls(expression, zone)
 
-    def _day_matches(self, day: datetime) -> bool:
-        if day.month not in self.months:
+    @cached_property
+    def _zone(self) -> tzinfo:
+        return zone_of(self.timezone)
+
+    @property
+    def fixed_time(self) -> bool:
+        """No wildcard in the minute or hour field: cron's DST rules apply."""
+        minute, hour = self.text.split()[:2]
+        return "*" not in minute and "*" not in hour
+
+    def _repeat(self, fire: datetime) -> bool:
+        """``fire`` is the second occurrence of a wall time that repeats as clocks go back."""
+        local = fire.astimezone(self._zone)
+        if not local.fold:
             return False
-        in_month = day.day in self.days
-        in_week = (day.isoweekday() % 7) in self.weekdays
-        if self.any_day and self.any_weekday:
-            return True
-        if self.any_day:
-            return in_week
-        if self.any_weekday:
-            return in_month
-        return in_month or in_week
+        return local.replace(fold=0).utcoffset() != local.utcoffset()
+
+    def _walk(self, start: datetime, forward: bool) -> datetime | None:
+        from croniter import CroniterBadDateError, croniter
+
+        it: Any = croniter(self.text, start.astimezone(self._zone))
+        step = it.get_next if forward else it.get_prev
+        try:
+            for _ in range(_TRIES):
+                fire: datetime = step(datetime).astimezone(UTC)
+                if not (self.fixed_time and self._repeat(fire)):
+                    return fire
+        except CroniterBadDateError:  # a day that never comes (30 February)
+            return None
+        return None
 
     def previous(self, now: datetime) -> datetime | None:
-        """The latest fire time at or before ``now`` (``None`` beyond the search horizon)."""
-        now = now.astimezone(UTC).replace(second=0, microsecond=0)
-        day = now.replace(hour=0, minute=0)
-        stop = now - _HORIZON
-        while day >= stop:
-            if self._day_matches(day):
-                for hour in sorted(self.hours, reverse=True):
-                    for minute in sorted(self.minutes, reverse=True):
-                        fire = day.replace(hour=hour, minute=minute)
-                        if fire <= now:
-                            return fire
-            day -= timedelta(days=1)
-        return None
+        """The latest fire time at or before ``now`` (``None`` when it never fires)."""
+        # croniter's previous is strictly before its start: start a second past the minute
+        start = now.astimezone(UTC).replace(second=0, microsecond=0) + timedelta(seconds=1)
+        return self._walk(start, forward=False)
 
     def next(self, now: datetime) -> datetime | None:
         """The first fire time strictly after ``now``."""
-        now = now.astimezone(UTC).replace(second=0, microsecond=0)
-        day = now.replace(hour=0, minute=0)
-        stop = now + _HORIZON
-        while day <= stop:
-            if self._day_matches(day):
-                for hour in sorted(self.hours):
-                    for minute in sorted(self.minutes):
-                        fire = day.replace(hour=hour, minute=minute)
-                        if fire > now:
-                            return fire
-            day += timedelta(days=1)
-        return None
+        start = now.astimezone(UTC).replace(second=0, microsecond=0)
+        return self._walk(start, forward=True)
 
 
-def cron_text(schedule: str | None) -> str | None:
-    """The cron a schedule stands for; ``None`` for ``@manual`` (never due).
-
-    Raises ``ConfigError`` for a schedule that is neither a tag nor ``cron:<expr>``.
-    """
-    if schedule is None:
-        return None
+def split_schedule(schedule: str) -> tuple[str | None, str | None]:
+    """A schedule's five-field cron and its inline time zone (``None`` when it has none);
+    the cron is ``None`` for ``@manual``. Raises ``ConfigError`` for a schedule that is neither
+    a tag nor ``cron:<expr> [<zone>]``."""
     if schedule in TAG_CRON:
-        return TAG_CRON[schedule]
+        return TAG_CRON[schedule], None
     if schedule.startswith(CRON_PREFIX):
-        expression = schedule[len(CRON_PREFIX) :].strip()
+        parts = schedule[len(CRON_PREFIX) :].split()
+        # a sixth word is a zone when it has letters (never a cron field of digits and */-,)
+        zone = parts.pop() if len(parts) == 6 and any(c.isalpha() for c in parts[-1]) else None
+        expression = " ".join(parts)
         try:
-            Cron.parse(expression)
+            Cron.parse(expression, zone)
         except ValueError as exc:
             raise ConfigError(f"invalid schedule {schedule!r}: {exc}") from None
-        return expression
-    valid = ", ".join([*TAG_CRON, "cron:<min hour dom month dow>"])
+        return expression, zone
+    valid = ", ".join([*TAG_CRON, "cron:<min hour dom month dow> [<time zone>]"])
     raise ConfigError(f"invalid schedule {schedule!r}; one of: {valid}")
 
 
-def is_valid_schedule(schedule: str | None) -> bool:
-    """A tag, or ``cron:`` with a valid five-field expression."""
+def cron_text(schedule: str | None) -> str | None:
+    """The five-field cron a schedule stands for (its zone left out); ``None`` for
+    ``@manual`` (never due). Raises ``ConfigError`` for an invalid schedule."""
+    if schedule is None:
+        return None
+    return split_schedule(schedule)[0]
+
+
+def schedule_zone(schedule: str, timezone: str | None = None) -> str:
+    """The zone ``schedule`` is evaluated in: its inline zone, else ``timezone`` (the source's
+    ``timezone`` key), else UTC. Both, naming different zones: ``ConfigError``."""
+    _, inline = split_schedule(schedule)
+    if inline and timezone and inline != timezone:
+        raise ConfigError(
+            f"schedule {schedule!r} names time zone {inline!r} but the source's timezone is "
+            f"{timezone!r}; keep one of them."
+        )
+    zone = inline or timezone or DEFAULT_ZONE
     try:
-        cron_text(schedule)
+        zone_of(zone)
+    except ValueError as exc:
+        raise ConfigError(f"invalid timezone for schedule {schedule!r}: {exc}") from None
+    return zone
+
+
+def cron_of(schedule: str | None, timezone: str | None = None) -> Cron | None:
+    """The schedule as a :class:`Cron` in its zone; ``None`` for none or ``@manual``."""
+    if schedule is None:
+        return None
+    text = cron_text(schedule)
+    return Cron(text, schedule_zone(schedule, timezone)) if text is not None else None
+
+
+def is_valid_schedule(schedule: str | None, timezone: str | None = None) -> bool:
+    """A tag, or ``cron:`` with a valid five-field expression (and zone)."""
+    try:
+        cron_of(schedule, timezone)
     except ConfigError:
         return False
     return schedule is not None

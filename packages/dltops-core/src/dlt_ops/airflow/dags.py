@@ -19,23 +19,37 @@ from typing import Any
 from airflow.sdk import DAG, get_current_context, task
 from airflow.sdk.exceptions import AirflowSkipException
 
-from dlt_ops.cron import TAG_CRON, cron_text
+from dlt_ops.cron import DEFAULT_ZONE, TAG_CRON, cron_text, schedule_zone
 
 #: A suggested pool name prefix: ``<prefix><source>`` with one slot serializes a source.
 SCHEDULE_POOL_PREFIX = "dlt_ops_"
 DEFAULT_START = datetime(2024, 1, 1, tzinfo=UTC)
 
 
-def schedule_to_airflow(schedule: str) -> str | None:
-    """The Airflow schedule of a dlt-ops schedule (``None``: manual, trigger-only)."""
-    return cron_text(schedule)
+def schedule_to_airflow(
+    schedule: str, timezone: str | None = None, *, data_interval: bool = False
+) -> Any:
+    """The Airflow schedule of a dlt-ops schedule (``None``: manual, trigger-only): the cron
+    string in UTC, else a cron timetable in the schedule's zone (Airflow's timetables use
+    croniter too, with the same DST rules as dlt-ops' own scheduler)."""
+    cron = cron_text(schedule)
+    zone = schedule_zone(schedule, timezone)
+    if cron is None or zone == DEFAULT_ZONE:
+        return cron
+    from airflow.sdk import CronDataIntervalTimetable, CronTriggerTimetable
+
+    if data_interval:  # runs bounded to [previous fire, fire)
+        return CronDataIntervalTimetable(cron, timezone=zone)
+    return CronTriggerTimetable(cron, timezone=zone)
 
 
-def _dag_id(prefix: str, schedule: str) -> str:
+def _dag_id(prefix: str, schedule: str, zone: str = DEFAULT_ZONE) -> str:
+    suffix = "" if zone == DEFAULT_ZONE else "_" + zone.replace("/", "_").replace("+", "plus")
     if schedule in TAG_CRON:
-        return f"{prefix}_{schedule.lstrip('@')}"
+        return f"{prefix}_{schedule.lstrip('@')}{suffix}"
     text = str(cron_text(schedule))
-    return f"{prefix}_cron_" + "_".join(text.replace("*", "x").replace("/", "every").split())
+    fields = "_".join(text.replace("*", "x").replace("/", "every").split())
+    return f"{prefix}_cron_{fields}{suffix}"
 
 
 def _window(conf: Mapping[str, Any], native: tuple[Any, Any] | None) -> Any:
@@ -114,15 +128,16 @@ def build_schedule_dags(
     root = Path(project_root).resolve()
     config = load_project_config(root)
     project = discover(root)
-    groups: dict[str, list[str]] = {}
+    groups: dict[tuple[str, str], list[str]] = {}  # one DAG per schedule and time zone
     for name in sorted(project.sources):
         cfg = config.source(name)
         schedule = str(cfg.schedule) if cfg.schedule_valid else "@manual"
-        groups.setdefault(schedule, []).append(name)
+        zone = schedule_zone(schedule, cfg.timezone) if cfg.schedule_valid else DEFAULT_ZONE
+        groups.setdefault((schedule, zone), []).append(name)
     dags: dict[str, DAG] = {}
-    for schedule in sorted(groups):
-        dag_id = _dag_id(dag_prefix, schedule)
-        cron = schedule_to_airflow(schedule)
+    for schedule, zone in sorted(groups):
+        dag_id = _dag_id(dag_prefix, schedule, zone)
+        cron = schedule_to_airflow(schedule, zone, data_interval=use_data_interval)
         with DAG(
             dag_id=dag_id,
             schedule=cron,
@@ -132,7 +147,7 @@ def build_schedule_dags(
             tags=["dlt-ops", schedule],
             **dict(dag_kwargs or {}),
         ) as dag:
-            sources = groups[schedule]
+            sources = groups[(schedule, zone)]
             for source in sources:
                 resources = project.sources[source].static_resources or (None,)
                 previous = None

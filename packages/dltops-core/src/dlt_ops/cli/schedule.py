@@ -40,7 +40,7 @@ def emit(
 ) -> None:
     """Write a crontab or a GitHub Actions workflow naming every scheduled source; each entry
     runs `dlt-ops pipeline run -s <source> -y --trigger-source <target>`."""
-    from dlt_ops.cron import cron_text
+    from dlt_ops.cron import cron_text, schedule_zone
     from dlt_ops.errors import UsageError
     from dlt_ops.scheduler.service import scheduled_sources
     from dlt_ops.triggers import ScheduledSource, ScheduleTarget
@@ -53,8 +53,10 @@ def emit(
                          "such as cron or github-actions.")  # fmt: skip
     sources = []
     for name in scheduled_sources(config):
-        schedule = str(config.source(name).schedule)
-        sources.append(ScheduledSource(name, schedule, str(cron_text(schedule))))
+        cfg = config.source(name)
+        schedule = str(cfg.schedule)
+        zone = schedule_zone(schedule, cfg.timezone)
+        sources.append(ScheduledSource(name, schedule, str(cron_text(schedule)), zone))
     default_root = "." if target == "github-actions" else str(config.root)
     text = emitter.render(sources, root=root_as or default_root, trigger_source=target)
     if output is not None and str(output) == "-":

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dlt_ops.config.lineage import LineageConfig, parse_lineage
+from dlt_ops.config.freshness import FreshnessSLA, parse_freshness
 from dlt_ops.config.root import CONFIG_RELPATH
 from dlt_ops.config.schema import PROJECT_KEYS, SOURCE_KEYS, KeySpec
 from dlt_ops.config.secret_values import harvest_project_secrets
@@ -39,6 +40,10 @@ class SourceConfig:
 
     name: str
     schedule: str | None = None
+    #: the IANA zone the schedule is evaluated in (an inline ``cron:... <zone>`` wins)
+    timezone: str | None = None
+    #: ``freshness``: the SLA on the age of the last successful run (``config/freshness.py``)
+    freshness: FreshnessSLA | None = None
     destination: str | None = None
     dataset: str | None = None
     airflow_var: str | None = None
@@ -56,7 +61,7 @@ class SourceConfig:
         """Whether ``schedule`` is one of the known tags or a ``cron:<expression>``."""
         from dlt_ops.cron import is_valid_schedule
 
-        return is_valid_schedule(self.schedule)
+        return is_valid_schedule(self.schedule, self.timezone)
 
 
 @dataclass(frozen=True)
@@ -186,6 +191,8 @@ def _source_config(name: str, section: Any, path: Path) -> tuple[SourceConfig, l
     for key in ("injected_columns",):
         if key in values:
             values[key] = tuple(values[key])
+    if "freshness" in values:
+        values["freshness"] = parse_freshness(values["freshness"])
     return SourceConfig(name=name, has_section=True, **values), warnings
 
 

@@ -11,6 +11,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from dlt_ops.config.freshness import EXPECTED as FRESHNESS_EXPECTED
+from dlt_ops.config.freshness import is_freshness
+from dlt_ops.cron import is_valid_zone
+
 
 class Schedule(StrEnum):
     """Schedules a source may declare."""
@@ -86,6 +90,8 @@ PROJECT_KEYS: Mapping[str, KeySpec] = {
 
 SOURCE_KEYS: Mapping[str, KeySpec] = {
     "schedule": KeySpec('a string such as "@daily"', _is_str),
+    "timezone": KeySpec('an IANA time zone such as "Europe/Berlin"', is_valid_zone),
+    "freshness": KeySpec(FRESHNESS_EXPECTED, is_freshness),
     "destination": KeySpec("a string (a dlt destination name)", _is_str),
     "dataset": KeySpec("a string", _is_str),
     "airflow_var": KeySpec("a string", _is_str),

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from dlt_ops.config import ProjectConfig
-from dlt_ops.cron import Cron, cron_text
+from dlt_ops.cron import Cron, cron_of
 from dlt_ops.ledger import RunRecord
 from dlt_ops.log import get_logger
 from dlt_ops.plugins import PluginRegistry
@@ -36,12 +36,12 @@ class Due:
 
 
 def schedule_of(config: ProjectConfig, source: str) -> Cron | None:
-    """The source's schedule as cron, ``None`` when it is manual or has none (or is invalid)."""
+    """The source's schedule as cron in its time zone, ``None`` when it is manual or has none
+    (or is invalid)."""
     cfg = config.source(source)
     if not cfg.schedule_valid:
         return None
-    text = cron_text(cfg.schedule)
-    return Cron.parse(text) if text is not None else None
+    return cron_of(cfg.schedule, cfg.timezone)
 
 
 #: How many of a source's newest ledger rows are read to find its last window.

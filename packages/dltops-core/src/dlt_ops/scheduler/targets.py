@@ -12,6 +12,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dlt_ops.scheduler.utc_cron import UtcCron, to_utc
 from dlt_ops.triggers import ScheduledSource
 
 
@@ -24,7 +25,8 @@ def _command(root: str, source: str, trigger_source: str) -> str:
 
 @dataclass(frozen=True)
 class CronTarget:
-    """A crontab: one line per scheduled source (UTC; ``CRON_TZ`` where cron honours it)."""
+    """A crontab: one line per scheduled source, each under the ``CRON_TZ`` of its zone (cronie
+    honours it; a cron that does not reads every line in its own zone)."""
 
     name: str = "cron"
     description: str = "run started by a crontab line written by `dlt-ops schedule emit`"
@@ -33,11 +35,16 @@ class CronTarget:
     def render(self, sources: Sequence[ScheduledSource], *, root: str, trigger_source: str) -> str:
         lines = [
             "# dlt-ops schedules (written by `dlt-ops schedule emit --target cron`).",
-            "# Times are UTC: keep CRON_TZ (cronie) or run cron in UTC.",
+            "# Each line is read in the CRON_TZ above it: keep a cron that honours CRON_TZ",
+            "# (cronie), or run cron in UTC with UTC schedules only.",
             "# Install with: crontab -l | cat - dlt-ops.crontab | crontab -",
             "CRON_TZ=UTC",
         ]
+        zone = "UTC"
         for s in sources:
+            if s.timezone != zone:  # CRON_TZ holds for the lines below it
+                zone = s.timezone
+                lines.append(f"CRON_TZ={zone}")
             log = shlex.quote(f"{root}/.dlt-ops/logs/{s.name}.log")
             lines.append(f"# {s.name}: {s.schedule}")
             lines.append(
@@ -55,7 +62,10 @@ def _q(value: str) -> str:
 @dataclass(frozen=True)
 class GitHubActionsTarget:
     """A workflow: one job per schedule, a matrix of its sources, a concurrency group per
-    source (a second trigger of one source queues behind the first)."""
+    source (a second trigger of one source queues behind the first).
+
+    GitHub reads cron in UTC only: a zoned schedule is written as the UTC hours of each of its
+    zone's offsets, and its job checks the local hour before running (:mod:`.utc_cron`)."""
 
     name: str = "github-actions"
     description: str = "run started by a GitHub Actions workflow written by `dlt-ops schedule emit`"
@@ -63,8 +73,12 @@ class GitHubActionsTarget:
 
     def render(self, sources: Sequence[ScheduledSource], *, root: str, trigger_source: str) -> str:
         by_cron: dict[str, list[ScheduledSource]] = {}
+        utc: dict[str, UtcCron] = {}
         for s in sources:
-            by_cron.setdefault(s.cron, []).append(s)
+            converted = to_utc(s.name, s.cron, s.timezone)
+            key = s.cron if s.timezone == "UTC" else f"{converted.cron} {s.timezone}"
+            utc[key] = converted
+            by_cron.setdefault(key, []).append(s)
         out = [
             "# dlt-ops schedules (written by `dlt-ops schedule emit --target github-actions`).",
             "name: dlt-ops",
@@ -73,14 +87,15 @@ class GitHubActionsTarget:
         ]
         if by_cron:
             out.append("  schedule:")
-            out += [f"    - cron: {_q(cron)}" for cron in by_cron]
+            out += [f"    - cron: {_q(c)}" for c in dict.fromkeys(u.cron for u in utc.values())]
         out.append("jobs:")
         if not by_cron:
             out += ["  nothing-scheduled:", "    runs-on: ubuntu-latest", "    steps:",
                     "      - run: echo 'no scheduled sources'"]  # fmt: skip
-        for k, (cron, group) in enumerate(by_cron.items(), start=1):
+        for k, (key, group) in enumerate(by_cron.items(), start=1):
             names = ", ".join(_q(s.name) for s in group)
-            label = group[0].schedule if len({s.schedule for s in group}) == 1 else cron
+            cron = utc[key].cron
+            label = group[0].schedule if len({s.schedule for s in group}) == 1 else key
             out += [
                 f"  schedule-{k}:",
                 f"    name: {_q(f'dlt-ops {label}')}",
@@ -103,9 +118,25 @@ class GitHubActionsTarget:
                 "        with:",
                 "          python-version: '3.11'",
                 "      - run: pip install dltops-core",
-                "      - run: " + _q(_command(root, "${{ matrix.source }}", trigger_source)),
+                "      - run: "
+                + _q(_guarded(utc[key], _command(root, "${{ matrix.source }}", trigger_source))),
             ]
         return "\n".join(out) + "\n"
+
+
+def _guarded(converted: UtcCron, command: str) -> str:
+    """``command``, run only when the local hour is one the zoned schedule fires in (a manual
+    dispatch always runs)."""
+    if not converted.local_hours:
+        return command
+    hours = "|".join(f"{h:02d}" for h in converted.local_hours)
+    zone = shlex.quote(converted.timezone)
+    return (
+        f'if [ "${{{{ github.event_name }}}}" = workflow_dispatch ] || '
+        f"TZ={zone} date +%H | grep -qxE '{hours}'; then {command}; "
+        f"else echo 'local hour not {hours} in {converted.timezone}: skipped "
+        f"(GitHub cron is UTC only)'; fi"
+    )
 
 
 def _sq(value: str) -> str:

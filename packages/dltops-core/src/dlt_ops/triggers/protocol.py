@@ -38,8 +38,10 @@ class ScheduledSource:
     name: str
     #: The schedule as written (``@hourly``, ``cron:15 3 * * *``).
     schedule: str
-    #: Its five-field cron (UTC).
+    #: Its five-field cron, read in ``timezone``.
     cron: str
+    #: The IANA zone the cron is read in (``UTC`` unless the schedule or source names one).
+    timezone: str = "UTC"
 
 
 @runtime_checkable
