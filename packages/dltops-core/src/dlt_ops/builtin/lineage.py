@@ -116,8 +116,8 @@ def output_tables(run: RunContext, outcome: RunOutcome) -> tuple[OutputTable, ..
         if not outcome.ok or pipeline is None or table not in pipeline.default_schema.tables:
             continue
         for nested in get_nested_tables(pipeline.default_schema.tables, table)[1:]:
-            name = nested["name"]
-            if name in counts:
+            name = nested.get("name")
+            if name is not None and name in counts:
                 out.append(OutputTable(namespace, f"{dataset}.{name}", _columns(pipeline, name),
                                        counts[name]))  # fmt: skip
     return tuple(out)

@@ -39,6 +39,11 @@ COMMANDS = (
         "Write the fleet report: one self-contained HTML file (no network, no script needed).",
     ),
     Entry(
+        "metrics",
+        "dlt_ops.cli.metrics:metrics",
+        "Print the fleet in Prometheus text exposition format.",
+    ),
+    Entry(
         "scheduler",
         "dlt_ops.cli.scheduler:scheduler_app",
         "Run the project's schedules on this machine (y-scheduler).",

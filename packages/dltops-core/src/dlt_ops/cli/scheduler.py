@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import signal
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -13,6 +15,8 @@ from dlt_ops.cli.help_format import PlainHelpGroup
 from dlt_ops.cli.state import AppState, RootOption
 
 if TYPE_CHECKING:
+    from dlt_ops.config import ProjectConfig
+    from dlt_ops.plugins import PluginRegistry
     from dlt_ops.scheduler.service import Tick
 
 scheduler_app = typer.Typer(
@@ -53,6 +57,15 @@ def run(
     as_json: Annotated[
         bool, typer.Option("--json", help="With --once: print what each due source came to.")
     ] = False,
+    serve_at: Annotated[
+        str | None,
+        typer.Option(
+            "--serve",
+            metavar="HOST:PORT",
+            help="While scheduling, serve /metrics (Prometheus), /healthz and the live fleet "
+            "report (/) on HOST:PORT; port 0 picks a free one. Not with --once.",
+        ),
+    ] = None,
     root: RootOption = None,
 ) -> None:
     """Run each source whose schedule is due (against its newest ledger run), as y-scheduler.
@@ -64,6 +77,10 @@ def run(
 
     state: AppState = ctx.obj.with_root(root)
     config, registry = state.project(), state.registry()
+    if once and serve_at is not None:
+        from dlt_ops.errors import UsageError
+
+        raise UsageError("--serve needs the loop: drop --once (or --serve).")
     if once:
         ticks = run_due(registry, config, max_parallel=max_parallel, windowed=windowed)
         if as_json:
@@ -86,5 +103,33 @@ def run(
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     typer.echo("scheduler running (SIGTERM or Ctrl-C stops it).", err=True)
-    serve(registry, config, stop=stop, max_parallel=max_parallel, windowed=windowed,
-          report=lambda tick: typer.echo(_line(tick)))  # fmt: skip
+    with _serving(registry, config, serve_at) as ticked:
+
+        def report(tick: Tick) -> None:
+            ticked()
+            typer.echo(_line(tick))
+
+        serve(registry, config, stop=stop, max_parallel=max_parallel, windowed=windowed,
+              report=report)  # fmt: skip
+
+
+@contextmanager
+def _serving(
+    registry: PluginRegistry, config: ProjectConfig, serve_at: str | None
+) -> Iterator[Callable[[], None]]:
+    """The --serve HTTP server for the loop's lifetime; yields what to call on each tick."""
+    if serve_at is None:
+        yield lambda: None
+        return
+    from dlt_ops.metrics.server import FleetServer, Health, parse_address
+    from dlt_ops.project.discovery import discover
+
+    health = Health()
+    address = parse_address(serve_at)
+    server = FleetServer(registry, config, address, health=health,
+                         sources=lambda: sorted(discover(config.root).sources)).start()  # fmt: skip
+    typer.echo(f"serving {server.url} (/metrics, /healthz, /)", err=True)
+    try:
+        yield health.tick
+    finally:
+        server.close()

@@ -129,7 +129,7 @@ def build_event(facts: RunFacts) -> RunEvent:
     from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
     from openlineage.client.facet_v2 import job_type_job
 
-    job_facets = {
+    job_facets: dict[str, Any] = {
         "jobType": job_type_job.JobTypeJobFacet(
             processingType="BATCH", integration="DLT", jobType="JOB"
         )

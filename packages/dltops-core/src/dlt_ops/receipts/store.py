@@ -31,6 +31,9 @@ SELECT_RECEIPTS = Statement(
     f"SELECT {', '.join(RECEIPT_KEYS)} FROM {{{RECEIPTS_TABLE_NAME}}} WHERE run_id = ? "
     "ORDER BY run_started_at, resource_name"
 )
+SELECT_SOURCE_RECEIPTS = Statement(
+    f"SELECT {', '.join(RECEIPT_KEYS)} FROM {{{RECEIPTS_TABLE_NAME}}} WHERE source_section = ?"
+)
 PRUNE_COUNT = Statement(f"SELECT COUNT(*) FROM {{{RECEIPTS_TABLE_NAME}}} WHERE run_started_at < ?")
 PRUNE_DELETE = Statement(f"DELETE FROM {{{RECEIPTS_TABLE_NAME}}} WHERE run_started_at < ?")
 
@@ -49,6 +52,9 @@ class ReceiptStore(Protocol):
 
     def read(self, run_id: str) -> list[ReceiptRow]:
         """Every row of ``run_id`` (all attempts), oldest attempt first."""
+
+    def read_source(self, source: str) -> list[ReceiptRow]:
+        """Every row of every run of ``source`` (``dlt-ops metrics`` sums them)."""
 
     def prune(self, older_than: datetime, *, dry_run: bool) -> int:
         """Delete (or count) rows of runs started before ``older_than``."""
@@ -78,6 +84,14 @@ class DestinationReceiptStore:
         if session.fetch_columns(RECEIPTS_TABLE_NAME) is None:
             return []
         rows = session.query(SELECT_RECEIPTS, run_id)
+        return [ReceiptRow.from_mapping(dict(zip(RECEIPT_KEYS, r, strict=True))) for r in rows]
+
+    def read_source(self, source: str) -> list[ReceiptRow]:
+        """Rows of every run of ``source``, in one query; none when the table does not exist."""
+        session = self.open_session()
+        if session.fetch_columns(RECEIPTS_TABLE_NAME) is None:
+            return []
+        rows = session.query(SELECT_SOURCE_RECEIPTS, source)
         return [ReceiptRow.from_mapping(dict(zip(RECEIPT_KEYS, r, strict=True))) for r in rows]
 
     def prune(self, older_than: datetime, *, dry_run: bool) -> int:
@@ -112,6 +126,14 @@ class JsonlReceiptStore:
             ReceiptRow.from_mapping(line)
             for line in self._lines()
             if line.get("event") == RECEIPT_EVENT and line.get("run_id") == run_id
+        ]
+
+    def read_source(self, source: str) -> list[ReceiptRow]:
+        """Every receipt line of ``source``."""
+        return [
+            ReceiptRow.from_mapping(line)
+            for line in self._lines()
+            if line.get("event") == RECEIPT_EVENT and line.get("source_section") == source
         ]
 
     def prune(self, older_than: datetime, *, dry_run: bool) -> int:
