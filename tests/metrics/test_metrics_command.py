@@ -55,15 +55,19 @@ def fleet(tmp_path):  # noqa: ANN001, ANN201
     for _ in range(2):
         flat = project.cli("pipeline", "run", "-s", "flat", "-y")
         assert flat.returncode == 0, flat.stderr[-2000:]
-    # a run whose process died long ago: `running`, its heartbeat an hour old
+    # a run whose process died long ago (`running`, its heartbeat an hour old), and a history
+    # longer than one page of `pipeline status` (12 old completed runs, 5 rows each)
     old = datetime.now(UTC) - timedelta(hours=1)
-    with duckdb.connect(str(project.root / "flat_pipeline.duckdb")) as conn:
-        conn.execute(
+    insert = (
         "INSERT INTO bf_data._dlt_ops_runs (pipeline_name, source_section, destination, dataset, "
-        "run_id, trigger_source, started_at, status, heartbeat_at) VALUES "
-        "('flat_pipeline', 'flat', 'duckdb', 'bf_data', 'deadbeefdeadbeef', 'cli', ?, "
-        "'running', ?)", [old, old],
-    )  # fmt: skip
+        "run_id, trigger_source, started_at, completed_at, status, heartbeat_at, records_loaded) "
+        "VALUES ('flat_pipeline', 'flat', 'duckdb', 'bf_data', ?, 'cli', ?, ?, ?, ?, ?)"
+    )
+    with duckdb.connect(str(project.root / "flat_pipeline.duckdb")) as conn:
+        conn.execute(insert, ["deadbeefdeadbeef", old, None, "running", old, None])
+        for day in range(1, 13):
+            at = datetime(2025, 1, day, tzinfo=UTC)
+            conn.execute(insert, [f"history{day:02d}", at, at, "completed", at, 5])
     return project
 
 

@@ -20,6 +20,9 @@ FORBIDDEN = (
     "dltops_bigquery",
     "sqlglot",
     "pyarrow",
+    # lineage and metrics load their libraries only when a run emits or `metrics` runs
+    "openlineage",
+    "prometheus_client",
     "croniter",  # schedules load it on first evaluation, never at start-up
     # no plugin at start-up: not the manager, the hook specs or a built-in plugin module
     "dlt_ops.plugins",
