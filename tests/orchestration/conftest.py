@@ -21,3 +21,17 @@ def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
             pytest.fail(f"Airflow is required in CI and unavailable: {exc}", pytrace=False)
         pytest.skip(f"Airflow unavailable: {exc}")
+
+
+@pytest.fixture(scope="session")
+def dagster_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A ``DagsterEnv`` (see ``dlt_ops.testing.dagster``); skipped when Dagster cannot be
+    installed here, except with ``CI=true``, where that fails the tests that need it."""
+    from dlt_ops.testing.dagster import DagsterEnv, DagsterUnavailableError
+
+    try:
+        yield DagsterEnv.create(Path(tmp_path_factory.mktemp("dagster-home")))
+    except DagsterUnavailableError as exc:
+        if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+            pytest.fail(f"Dagster is required in CI and unavailable: {exc}", pytrace=False)
+        pytest.skip(f"Dagster unavailable: {exc}")

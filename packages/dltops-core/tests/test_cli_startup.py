@@ -24,6 +24,9 @@ FORBIDDEN = (
     "openlineage",
     "prometheus_client",
     "croniter",  # schedules load it on first evaluation, never at start-up
+    # orchestrators are optional extras: never at start-up
+    "airflow",
+    "dagster",
     # no plugin at start-up: not the manager, the hook specs or a built-in plugin module
     "dlt_ops.plugins",
     "dlt_ops.hookspecs",

@@ -28,7 +28,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "ledger",
         "runner",
         "receipts assertions checkpoints backfill reconcile clean scheduler lineage",
-        "orchestration airflow report metrics",
+        "orchestration airflow dagster report metrics",
         "builtin hookspecs plugin_api",
         "cli testing",
     )

@@ -116,10 +116,13 @@ def run_backfill_chunk(
     resources: tuple[str, ...] = (),
     dataset: str | None = None,
     lease: str = "10m",
+    trigger_source: str = "backfill",
 ) -> str:
     """Claim chunk ``index`` of the plan through ``_dlt_backfills`` and run it; returns the
     chunk's status afterwards (``completed``, or ``claimed``/``running`` when another worker
-    holds it). Raises :class:`ChunkFailedError` when its run failed (a retry resumes it)."""
+    holds it). Raises :class:`ChunkFailedError` when its run failed (a retry resumes it).
+    ``trigger_source`` names the orchestrator in the chunk's ledger row; the row's ``run_id``
+    stays the chunk's deterministic id whoever runs it."""
     from dlt_ops.backfill.executor import BackfillOptions, ChunkEvent, ChunkWorker
     from dlt_ops.backfill.plan import parse_lease
     from dlt_ops.backfill.service import check_source, new_token, open_state
@@ -130,7 +133,8 @@ def run_backfill_chunk(
     target = next((c for c in plan.chunks if c.index == index), None)
     if target is None:
         raise DltOpsError(f"backfill of '{source}' has no chunk {index} (0..{plan.total - 1})")
-    options = BackfillOptions(dataset=dataset, lease=parse_lease(lease))
+    options = BackfillOptions(dataset=dataset, lease=parse_lease(lease),
+                              trigger_source=trigger_source)  # fmt: skip
     prepared = check_source(registry, config, plan, dataset)
     session, state = open_state(registry, config, prepared.where, new_token())
     with session, project_environment(config.root):

@@ -42,6 +42,8 @@ class BackfillOptions:
     max_attempts: int = 1
     continue_on_error: bool = False
     workers: int = 1
+    #: the chunk runs' ``trigger_source`` (an orchestrator's partition run says ``dagster``)
+    trigger_source: str = "backfill"
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,7 @@ class ChunkWorker:
             resources=self.plan.resources,
             dataset=self.options.dataset,
             window=chunk.window,
-            trigger_source="backfill",
+            trigger_source=self.options.trigger_source,
             run_id=chunk.run_id,
             backfill_id=self.plan.backfill_id,
             working_dir=self._working_dir(chunk),

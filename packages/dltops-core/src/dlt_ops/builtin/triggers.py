@@ -1,6 +1,6 @@
 """Built-in trigger emitters: ``cli`` (a person or script ran a command), ``backfill``, the
-built-in scheduler ``y-scheduler``, ``airflow`` (the DAG factory), and the ``schedule emit``
-targets ``cron`` and ``github-actions``."""
+built-in scheduler ``y-scheduler``, ``airflow`` (the DAG factory), ``dagster`` (the Definitions
+builder), and the ``schedule emit`` targets ``cron`` and ``github-actions``."""
 
 from __future__ import annotations
 
@@ -36,5 +36,9 @@ def dlt_ops_register_trigger_emitters(register: Register[TriggerEmitterProtocol]
         name="y-scheduler",
     )
     register(TriggerEmitter("airflow", "run started by a dlt_ops.airflow DAG task"), name="airflow")
+    register(
+        TriggerEmitter("dagster", "run started by a dlt_ops.dagster asset or partition run"),
+        name="dagster",
+    )
     register(CronTarget(), name="cron")
     register(GitHubActionsTarget(), name="github-actions")

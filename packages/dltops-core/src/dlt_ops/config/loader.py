@@ -5,9 +5,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from dlt_ops.config.backfill_window import resolve_backfill_keys
 from dlt_ops.config.lineage import LineageConfig, parse_lineage
 from dlt_ops.config.freshness import FreshnessSLA, parse_freshness
 from dlt_ops.config.root import CONFIG_RELPATH
@@ -54,6 +56,10 @@ class SourceConfig:
     rule_exemptions: Mapping[str, Any] = field(default_factory=dict)
     cost: Mapping[str, Any] = field(default_factory=dict)
     reconcile: Mapping[str, Any] = field(default_factory=dict)
+    #: the fixed window ``dlt_ops.dagster`` partitions into backfill chunks (UTC)
+    backfill_start: datetime | None = None
+    backfill_end: datetime | None = None
+    backfill_chunk: str = "1d"
     has_section: bool = False
 
     @property
@@ -193,6 +199,7 @@ def _source_config(name: str, section: Any, path: Path) -> tuple[SourceConfig, l
             values[key] = tuple(values[key])
     if "freshness" in values:
         values["freshness"] = parse_freshness(values["freshness"])
+    resolve_backfill_keys(values, path, f"sources.{name}.dlt_ops")
     return SourceConfig(name=name, has_section=True, **values), warnings
 
 

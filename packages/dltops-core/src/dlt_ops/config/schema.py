@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from dlt_ops.config.backfill_window import CHUNK_EXPECTED, EDGE_EXPECTED, is_chunk, is_edge
 from dlt_ops.config.freshness import EXPECTED as FRESHNESS_EXPECTED
 from dlt_ops.config.freshness import is_freshness
 from dlt_ops.cron import is_valid_zone
@@ -102,4 +103,8 @@ SOURCE_KEYS: Mapping[str, KeySpec] = {
     "rule_exemptions": KeySpec('a table of rule_id = "<reason>"', _is_table, {}),
     "cost": KeySpec("a table with per_record or per_page", _is_table, {}),
     "reconcile": KeySpec("a table of removal-drift thresholds", _is_table, {}),
+    # the fixed window dlt_ops.dagster partitions into backfill chunks (config/backfill_window.py)
+    "backfill_start": KeySpec(EDGE_EXPECTED, is_edge),
+    "backfill_end": KeySpec(EDGE_EXPECTED, is_edge),
+    "backfill_chunk": KeySpec(CHUNK_EXPECTED, is_chunk, "1d"),
 }

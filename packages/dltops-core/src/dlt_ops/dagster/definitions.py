@@ -1,0 +1,240 @@
+"""``build_definitions``: a project's sources as Dagster assets, schedules and partitioned
+backfill jobs. Load time reads ``.dlt/config.toml`` and scans the project's syntax trees
+(Phase 1): a source module that would fail, or do anything, on import is never imported while
+Dagster loads the code location.
+
+* one asset per Phase-1 resource, key ``[<source>, <resource>]``, group ``<source>``, in one
+  multi-asset per source (one step runs one source, so a run never races its own working dir);
+* a ``ScheduleDefinition`` per schedule of the project (``@manual`` has none);
+* for a source with ``backfill_start``/``backfill_end``, a time-window partitioned job
+  ``<source>_backfill`` whose partitions are the chunks of that fixed window (see
+  :mod:`dlt_ops.dagster.runs`); Dagster launches one run per partition, in parallel.
+"""
+
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from dlt_ops.config import ProjectConfig
+from dlt_ops.cron import TAG_CRON, cron_text
+from dlt_ops.dagster import runs
+from dlt_ops.errors import DltOpsError
+from dlt_ops.project.model import Project, ResourceDef, SourceInfo
+
+#: Pool names: ``dlt_ops/<engine>/<dataset>``; give each a limit of 1 in the instance config.
+POOL_PREFIX = "dlt_ops"
+#: Engines with one writing process per database (used when no adapter says otherwise).
+_SINGLE_WRITER_ENGINES = frozenset({"duckdb", "motherduck", "sqlite"})
+
+
+def _ident(text: str) -> str:
+    """A Dagster name (op, job, key part): letters, digits and underscores."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", text)
+
+
+def concurrency_pool(config: ProjectConfig, source: str) -> str | None:
+    """The Dagster pool (concurrency key) of ``source``'s steps: one per destination dataset
+    of a single-writer engine (DuckDB: one writing process per file), ``None`` elsewhere
+    (PostgreSQL, BigQuery: partitions and sources run in parallel)."""
+    from dlt_ops.destinations import engine_name, load_adapter, project_registry
+
+    try:
+        engine = engine_name(config.destination_for(source))
+        dataset = config.dataset_for(source)
+    except DltOpsError:
+        return None  # the run itself reports the missing config as its failure
+    try:
+        single = load_adapter(project_registry(config), engine).capabilities.single_writer
+    except DltOpsError:  # no adapter installed: judge by the engine's name
+        single = engine in _SINGLE_WRITER_ENGINES
+    return f"{POOL_PREFIX}/{_ident(engine)}/{_ident(dataset)}" if single else None
+
+
+def _resource_defs(project: Project, info: SourceInfo) -> dict[str, ResourceDef]:
+    pipeline = next(p for p in project.pipelines if p.name == info.pipeline)
+    found: dict[str, ResourceDef] = {}
+    for module in (*pipeline.source_modules, *pipeline.resource_modules):
+        if module.path == info.module_path or module in pipeline.resource_modules:
+            for res in module.resources:
+                found.setdefault(res.name, res)
+    return found
+
+
+def _cursors(project: Project, info: SourceInfo) -> list[str]:
+    pipeline = next(p for p in project.pipelines if p.name == info.pipeline)
+    modules = [m for m in pipeline.source_modules if m.path == info.module_path]
+    return sorted({i.cursor for m in (*modules, *pipeline.resource_modules)
+                   for i in m.incrementals if i.cursor})  # fmt: skip
+
+
+def _specs(project: Project, config: ProjectConfig, info: SourceInfo) -> list[dg.AssetSpec]:
+    """One spec per Phase-1 resource (a source with none: one spec for the whole source)."""
+    defs = _resource_defs(project, info)
+    names = info.static_resources or (None,)
+    try:
+        dataset: str | None = config.dataset_for(info.name)
+    except DltOpsError:
+        dataset = None
+    cursors = _cursors(project, info)
+    specs = []
+    for name in names:
+        meta: dict[str, Any] = {"dlt_ops/source": info.name, "dlt_ops/pipeline": info.pipeline}
+        res = defs.get(name) if name else None
+        where = info.module_path.relative_to(project.root)
+        if name:
+            meta["dlt_ops/table"] = name  # dlt's default table name is the resource's
+            if dataset:
+                meta["dagster/table_name"] = f"{dataset}.{name}"
+        if res is not None:
+            where = res.file.relative_to(project.root)
+            meta["dlt_ops/defined_at"] = f"{where}:{res.lineno}"
+            if res.columns is not None:
+                meta["dlt_ops/columns"] = res.columns.text
+        if cursors:
+            meta["dlt_ops/incremental_cursors"] = ", ".join(cursors)
+        what = f"resource '{name}'" if name else "every resource"
+        specs.append(dg.AssetSpec(
+            key=dg.AssetKey([_ident(info.name), _ident(name)] if name else [_ident(info.name)]),
+            group_name=_ident(info.name), metadata=meta, kinds={"dlt"},
+            description=f"dlt {what} of source '{info.name}' ({where}), run by dlt-ops.",
+        ))  # fmt: skip
+    return specs
+
+
+def _resource_of(key: dg.AssetKey) -> str | None:
+    return key.path[1] if len(key.path) > 1 else None
+
+
+def _events(key_names: Mapping[dg.AssetKey, str | None], result: runs.StepResult,
+            partition: bool) -> Iterator[Any]:  # fmt: skip
+    for key, name in key_names.items():
+        meta = {**result.common, **result.per_resource.get(name or "", {})}
+        if partition:
+            yield dg.AssetMaterialization(asset_key=key, metadata=meta)
+        else:
+            yield dg.MaterializeResult(asset_key=key, metadata=meta)
+
+
+def _failure(exc: DltOpsError) -> dg.Failure:
+    """The step failure: the ledger's error summary first (``RunFailedError``'s message)."""
+    outcome = getattr(exc, "outcome", None)
+    meta: dict[str, Any] = {"dlt_ops/error": type(exc).__name__}
+    if outcome is not None:
+        meta["dlt_ops/run_id"] = outcome.record.run_id
+        meta["dlt_ops/status"] = outcome.record.status
+        return dg.Failure(description=outcome.record.error_summary or str(exc), metadata=meta)
+    return dg.Failure(description=str(exc), metadata=meta)
+
+
+def _source_asset(root: Path, info: SourceInfo, specs: list[dg.AssetSpec],
+                  pool: str | None) -> dg.AssetsDefinition:  # fmt: skip
+    names = {s.key: _resource_by_ident(info, s.key) for s in specs}
+
+    @dg.multi_asset(name=f"dlt_{_ident(info.name)}", specs=specs, can_subset=len(specs) > 1,
+                    pool=pool, op_tags={"dlt_ops/source": info.name})  # fmt: skip
+    def _run(context: dg.AssetExecutionContext) -> Iterator[Any]:
+        selected = [k for k in names if k in context.selected_asset_keys]
+        subset = tuple(str(names[k]) for k in selected if names[k]) if len(selected) < len(names)\
+            else ()  # fmt: skip
+        try:
+            result = runs.run_asset_step(root, info.name, subset, context.run_id)
+        except DltOpsError as exc:
+            raise _failure(exc) from exc
+        yield from _events({k: names[k] for k in selected}, result, partition=False)
+
+    return _run
+
+
+def _resource_by_ident(info: SourceInfo, key: dg.AssetKey) -> str | None:
+    part = _resource_of(key)
+    return next((r for r in info.static_resources if _ident(r) == part), None)
+
+
+def _partitions(config: ProjectConfig, source: str) -> dg.TimeWindowPartitionsDefinition:
+    from dlt_ops.config.backfill_window import chunk_cron
+
+    cfg = config.source(source)
+    fmt = "%Y-%m-%d" if cfg.backfill_chunk.endswith("d") else "%Y-%m-%d-%H:%M"
+    return dg.TimeWindowPartitionsDefinition(
+        start=cfg.backfill_start, end=cfg.backfill_end,
+        cron_schedule=chunk_cron(cfg.backfill_chunk), fmt=fmt, timezone="UTC",
+    )  # fmt: skip
+
+
+def _backfill_job(root: Path, config: ProjectConfig, info: SourceInfo, specs: list[dg.AssetSpec],
+                  pool: str | None, lease: str) -> dg.JobDefinition:  # fmt: skip
+    cfg = config.source(info.name)
+    assert cfg.backfill_start is not None and cfg.backfill_end is not None
+    window = (cfg.backfill_start, cfg.backfill_end, cfg.backfill_chunk)
+    keys = {s.key: _resource_by_ident(info, s.key) for s in specs}
+
+    @dg.op(name=f"dlt_{_ident(info.name)}_chunk", out={}, pool=pool,
+           tags={"dlt_ops/source": info.name})  # fmt: skip
+    def _chunk(context: dg.OpExecutionContext) -> Iterator[Any]:
+        started = context.partition_time_window.start
+        try:
+            result = runs.run_partition_step(root, info.name, window, started, context.run_id,
+                                             lease=lease)  # fmt: skip
+        except DltOpsError as exc:
+            raise _failure(exc) from exc
+        if not result.ran:
+            context.log.info(f"chunk {result.run_id} was already completed: nothing reloaded")
+        yield from _events(keys, result, partition=True)
+
+    about = (f"Backfill of '{info.name}' over [{window[0].isoformat()}, "
+             f"{window[1].isoformat()}) in {window[2]} chunks through _dlt_backfills.")  # fmt: skip
+
+    @dg.job(name=f"{_ident(info.name)}_backfill", partitions_def=_partitions(config, info.name),
+            tags={"dlt_ops/source": info.name, "dlt_ops/backfill": "true"},
+            description=about)  # fmt: skip
+    def _job() -> None:
+        _chunk()
+
+    return _job
+
+
+def _schedule_name(schedule: str) -> str:
+    if schedule in TAG_CRON:
+        return f"dlt_{schedule.lstrip('@')}"
+    text = str(cron_text(schedule))
+    return "dlt_cron_" + "_".join(text.replace("*", "x").replace("/", "every").split())
+
+
+def build_definitions(project_root: Path | str, *, lease: str = "10m") -> dg.Definitions:
+    """The project's Definitions (Phase 1 only at load; no source module is imported).
+
+    ``lease`` is the partition runs' chunk lease (``pipeline backfill --lease``). In a code
+    location: ``defs = build_definitions(PROJECT_ROOT)``.
+    """
+    from dlt_ops.config import load_project_config
+    from dlt_ops.project.discovery import discover
+
+    root = Path(project_root).resolve()
+    config = load_project_config(root)
+    project = discover(root)
+    assets: list[dg.AssetsDefinition] = []
+    jobs: list[dg.JobDefinition] = []
+    groups: dict[str, list[str]] = {}
+    for name, info in project.sources.items():
+        specs = _specs(project, config, info)
+        pool = concurrency_pool(config, name)
+        assets.append(_source_asset(root, info, specs, pool))
+        if config.source(name).backfill_start is not None:
+            jobs.append(_backfill_job(root, config, info, specs, pool, lease))
+        cfg = config.source(name)
+        schedule = str(cfg.schedule) if cfg.schedule_valid else "@manual"
+        if cron_text(schedule) is not None:
+            groups.setdefault(schedule, []).append(name)
+    schedules = []
+    for schedule, names in sorted(groups.items()):
+        job = dg.define_asset_job(f"{_schedule_name(schedule)}_job",
+                                  selection=dg.AssetSelection.groups(*map(_ident, names)),
+                                  tags={"dlt_ops/schedule": schedule})  # fmt: skip
+        schedules.append(dg.ScheduleDefinition(
+            name=_schedule_name(schedule), cron_schedule=str(cron_text(schedule)), job=job,
+            execution_timezone="UTC",
+        ))  # fmt: skip
+    return dg.Definitions(assets=assets, jobs=jobs, schedules=schedules)

@@ -1,0 +1,115 @@
+"""``dlt_ops.dagster`` on real Dagster (``materialize``, ``execute_in_process``), in Dagster's
+own cached venv (issue 31): Definitions from Phase 1 only, a ledger row per asset run with
+``trigger_source = dagster`` and the Dagster run id, and partitions that are backfill chunks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from tests.conftest import EVENTS_SOURCE, RAISING_SOURCE, write_project
+from tests.orchestration.test_airflow import BOOBY_TRAP
+
+CONFIG = """
+[dlt_ops]
+default_destination = "duckdb"
+default_dataset = "ds"
+
+[sources.events_src.dlt_ops]
+schedule = "@daily"
+backfill_start = 2026-01-01T00:00:00Z
+backfill_end = 2026-01-05T00:00:00Z
+
+[sources.broken_src.dlt_ops]
+schedule = "@hourly"
+
+[sources.manual_src.dlt_ops]
+schedule = "@manual"
+"""
+
+#: Load the Definitions (the trap must stay untouched), materialize two sources, print JSON.
+MATERIALIZE = """
+import json, os, sys
+from pathlib import Path
+import dagster as dg
+from dlt_ops.dagster import build_definitions
+
+defs = build_definitions(sys.argv[1])
+trap = Path(os.environ["TRAP_MARKER"]).exists()
+specs = {"/".join(s.key.path): {"group": s.group_name,
+                                "meta": {k: str(v) for k, v in s.metadata.items()}}
+         for s in defs.resolve_all_asset_specs()}
+job = defs.resolve_job_def("events_src_backfill")
+node = job.graph.node_defs[0]
+print(json.dumps({"specs": specs, "trap": trap, "schedules": sorted(s.name for s in defs.schedules),
+                  "crons": sorted(s.cron_schedule for s in defs.schedules),
+                  "partitions": job.partitions_def.get_partition_keys(), "pool": node.pool}))
+ok = dg.materialize([defs.resolve_assets_def(dg.AssetKey(["events_src", "events"]))])
+events = {"/".join(e.asset_key.path): {k: getattr(v, "value", getattr(v, "text", None))
+                                       for k, v in e.materialization.metadata.items()}
+          for e in ok.get_asset_materialization_events()}
+print(json.dumps({"success": ok.success, "run_id": ok.run_id, "events": events}, default=str))
+bad = dg.materialize([defs.resolve_assets_def(dg.AssetKey(["broken_src", "rows"]))],
+                     raise_on_error=False)
+failure = bad.get_step_failure_events()[0].step_failure_data.user_failure_data
+print(json.dumps({"success": bad.success, "run_id": bad.run_id,
+                  "description": failure.description if failure else None}))
+"""
+
+
+def _json_lines(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def test_import_without_dagster_names_the_extra() -> None:
+    proc = subprocess.run([sys.executable, "-c", "import dlt_ops.dagster"], capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last == 'ImportError: dlt_ops.dagster needs Dagster: pip install "dltops-core[dagster]"'
+
+
+@pytest.mark.integration
+def test_definitions_and_a_materialized_source(dagster_env: Any, tmp_path: Path) -> None:
+    sources = {"events_src": EVENTS_SOURCE, "broken_src": RAISING_SOURCE, "manual_src": BOOBY_TRAP}
+    root = write_project(tmp_path / "proj", CONFIG, sources)
+    trap = tmp_path / "trap"
+    proc = dagster_env.run(MATERIALIZE, str(root), env={"TRAP_MARKER": str(trap)})
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
+    loaded, ran, failed = _json_lines(proc.stdout)[:3]
+    # Phase 1 only: the booby-trapped module still gets its asset, and was never imported
+    assert loaded["trap"] is False and not trap.exists()
+    assert sorted(loaded["specs"]) == ["broken_src/rows", "events_src/events", "manual_src"]
+    events = loaded["specs"]["events_src/events"]
+    assert events["group"] == "events_src"
+    assert events["meta"]["dlt_ops/table"] == "events"
+    assert events["meta"]["dagster/table_name"] == "ds.events"
+    assert events["meta"]["dlt_ops/incremental_cursors"] == "occurred_at"
+    # @manual has no schedule; the two others one each
+    assert loaded["schedules"] == ["dlt_daily", "dlt_hourly"]
+    assert loaded["crons"] == ["0 * * * *", "0 0 * * *"]
+    assert loaded["partitions"] == ["2026-01-01", "2026-01-02", "2026-01-03", "2026-01-04"]
+    assert loaded["pool"] == "dlt_ops/duckdb/ds"  # DuckDB is single-writer
+    # the materialization: one ledger row, trigger_source = dagster, the Dagster run id in it
+    assert ran["success"] is True
+    with duckdb.connect(str(root / "events_src_pipeline.duckdb"), read_only=True) as con:
+        rows = con.execute("SELECT trigger_source, status, run_id, records_loaded "
+                           "FROM ds._dlt_ops_runs").fetchall()  # fmt: skip
+        assert con.execute("SELECT count(*) FROM ds.events").fetchone() == (6,)
+    assert rows == [("dagster", "completed", f"dagster:{ran['run_id']}:events_src", 6)]
+    meta = ran["events"]["events_src/events"]
+    assert meta["dlt_ops/run_id"] == rows[0][2]
+    assert meta["dlt_ops/dagster_run_id"] == ran["run_id"]
+    assert (meta["dlt_ops/records_in"], meta["dlt_ops/records_out"]) == (6, 6)
+    assert meta["dlt_ops/rows_loaded"] == 6
+    # a failed run: the ledger's error summary is the step failure
+    assert failed["success"] is False
+    assert "cannot resolve secret sources.broken_src.api_key" in failed["description"]
+    with duckdb.connect(str(root / "broken_src_pipeline.duckdb"), read_only=True) as con:
+        bad = con.execute("SELECT trigger_source, status, run_id FROM ds._dlt_ops_runs").fetchall()
+    assert bad == [("dagster", "failed", f"dagster:{failed['run_id']}:broken_src")]

@@ -1,0 +1,121 @@
+"""Dagster partitions are backfill chunks (issue 31): 12 daily partitions on PostgreSQL,
+executed by 4 processes at once (3 partitions each, as a multi-run backfill launches them),
+land each day exactly once; a re-run partition loads nothing; ``pipeline backfill`` of the same
+window finds every chunk completed."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.backfill.conftest import DAILY, build_project
+
+DAYS = 12
+FROM, TO = "2026-01-01T00:00:00Z", "2026-01-13T00:00:00Z"
+KEYS = [f"2026-01-{d:02d}" for d in range(1, DAYS + 1)]
+
+#: Each chunk run marks its day, then waits (up to 60 s) until a second chunk run has started
+#: somewhere: the runs overlap whenever they really run in parallel, and a serial execution
+#: still finishes (the overlap assertion then fails).
+BARRIER = """    lo, hi = ts.start_value, ts.end_value
+    marks = os.environ.get("BF_BARRIER_DIR")
+    if marks:
+        open(os.path.join(marks, lo.date().isoformat()), "w").close()
+        deadline = time.monotonic() + 60
+        while len(os.listdir(marks)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+"""
+
+#: Execute the given partitions of ``daily_backfill`` one after another; one JSON line each.
+PARTITIONS = """
+import json, sys
+from dlt_ops.dagster import build_definitions
+
+job = build_definitions(sys.argv[1]).resolve_job_def("daily_backfill")
+for key in sys.argv[2].split(","):
+    result = job.execute_in_process(partition_key=key, raise_on_error=False)
+    meta = [{k: getattr(v, "value", getattr(v, "text", None)) for k, v in
+             e.materialization.metadata.items()} for e in result.get_asset_materialization_events()]
+    print(json.dumps({"key": key, "success": result.success, "run_id": result.run_id,
+                      "meta": meta}, default=str), flush=True)
+"""
+
+
+def _project(tmp_path: Path, pg: Any) -> Any:
+    project = build_project(tmp_path / "proj", "postgres", pg)
+    config = project.root / ".dlt" / "config.toml"
+    text = config.read_text()
+    keys = f'backfill_start = "{FROM}"\nbackfill_end = "{TO}"\nbackfill_chunk = "1d"\n'
+    section = '[sources.daily.dlt_ops]\nschedule = "@daily"\n'
+    config.write_text(text.replace(section, section + keys, 1))
+    source = project.root / "pipe" / "source" / "daily.py"
+    source.write_text(DAILY.replace("    lo, hi = ts.start_value, ts.end_value\n", BARRIER, 1))
+    return project
+
+
+def _lines(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def _overlapping(spans: list[tuple[datetime, datetime]]) -> int:
+    """How many pairs of ``[start, end]`` spans overlap in time."""
+    return sum(1 for i, (a0, a1) in enumerate(spans) for b0, b1 in spans[i + 1 :]
+               if a0 < b1 and b0 < a1)  # fmt: skip
+
+
+@pytest.mark.integration
+def test_concurrent_partitions_land_each_day_once(dagster_env: Any, tmp_path: Path,
+                                                   postgres_database: Any) -> None:  # fmt: skip
+    project = _project(tmp_path, postgres_database)
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    env = {"BF_DAYS": str(DAYS), "BF_BARRIER_DIR": str(barrier)}
+    shares = [",".join(KEYS[k::4]) for k in range(4)]
+    procs = [dagster_env.popen(PARTITIONS, str(project.root), share, env=env) for share in shares]
+    outs = [p.communicate(timeout=900) for p in procs]
+    for proc, (out, err) in zip(procs, outs, strict=True):
+        assert proc.returncode == 0, (out + err)[-5000:]
+    results = [line for out, _ in outs for line in _lines(out)]
+    assert sorted(r["key"] for r in results) == KEYS
+    assert all(r["success"] for r in results), [r for r in results if not r["success"]]
+    # each day exactly once; every chunk completed in _dlt_backfills, one completed row each
+    assert project.query("SELECT count(*), count(DISTINCT id) FROM {ds}.events") == [(12, 12)]
+    chunks = project.query("SELECT status, count(*) FROM {ds}._dlt_backfills GROUP BY status")
+    assert chunks == [("completed", DAYS)]
+    runs = project.query(
+        "SELECT run_id, trigger_source, status, started_at, completed_at, backfill_id "
+        "FROM {ds}._dlt_ops_runs"
+    )
+    assert len(runs) == DAYS and len({r[0] for r in runs}) == DAYS
+    assert {(r[1], r[2]) for r in runs} == {("dagster", "completed")}
+    # the partition runs ran in parallel: their start/end spans overlap
+    overlaps = _overlapping([(r[3], r[4]) for r in runs])
+    assert overlaps >= 1, sorted((r[3], r[4]) for r in runs)
+    # each materialization names the chunk's dlt-ops run and the Dagster run
+    by_key = {r["key"]: r for r in results}
+    meta = by_key["2026-01-04"]["meta"][0]
+    assert meta["dlt_ops/chunk_from"] == "2026-01-04T00:00:00+00:00"
+    assert meta["dlt_ops/dagster_run_id"] == by_key["2026-01-04"]["run_id"]
+    assert meta["dlt_ops/run_id"] in {r[0] for r in runs}
+    assert (meta["dlt_ops/rows_loaded"], meta["dlt_ops/status"]) == (1, "completed")
+
+    # re-running a partition resumes: the chunk is completed, nothing is reloaded
+    again = dagster_env.run(PARTITIONS, str(project.root), "2026-01-04", env=env)
+    assert again.returncode == 0, (again.stdout + again.stderr)[-5000:]
+    rerun = _lines(again.stdout)[0]
+    assert rerun["success"] is True
+    assert rerun["meta"][0]["dlt_ops/status"] == "already completed"
+    assert rerun["meta"][0]["dlt_ops/records_loaded"] == 0
+    assert project.query("SELECT count(*) FROM {ds}._dlt_ops_runs") == [(DAYS,)]
+
+    # the CLI backfill of the same window shares the plan's ids: a no-op
+    proc = project.cli("pipeline", "backfill", "daily", "--from", FROM, "--to", TO,
+                       "--chunk", "1d", "-y", env={"BF_DAYS": str(DAYS)})  # fmt: skip
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert f"0 completed, {DAYS} skipped, 0 failed" in proc.stdout
+    assert project.query("SELECT count(*) FROM {ds}._dlt_ops_runs") == [(DAYS,)]
+    assert project.query("SELECT count(*), count(DISTINCT id) FROM {ds}.events") == [(12, 12)]
