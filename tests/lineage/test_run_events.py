@@ -105,3 +105,14 @@ def test_an_unreachable_server_never_fails_the_run(project, templates, cli) -> N
     assert run.returncode == 0, run.stderr[-2000:]
     assert "lineage.send_failed" in run.stderr
     assert _show(cli, root)["run"]["status"] == "completed"
+
+
+def test_the_file_transport_appends_one_valid_event_per_line(project, templates, cli) -> None:  # noqa: ANN001
+    table = '\n[dlt_ops.lineage]\ntransport = "file"\npath = "lineage/events.jsonl"\n'
+    root = project(EVENTS_ON_DUCKDB + table, {"events_src": templates["events"]})
+    for _ in range(2):
+        assert cli("pipeline", "run", "-s", "events_src", "-y", cwd=root).returncode == 0
+    lines = (root / "lineage" / "events.jsonl").read_text().splitlines()
+    events = [validate(json.loads(line)) for line in lines]
+    assert [e.eventType.value for e in events] == ["START", "COMPLETE"] * 2
+    assert events[0].run.runId != events[2].run.runId

@@ -62,6 +62,8 @@ class Emitter:
         from openlineage.client import OpenLineageClient
         from openlineage.client.transport import get_default_factory
 
+        if self.config.path is not None:  # the file transport does not create its directory
+            self.config.path.parent.mkdir(parents=True, exist_ok=True)
         transport = get_default_factory().create(self.config.transport_options())
         return OpenLineageClient(transport=transport)
 
