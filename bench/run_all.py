@@ -37,6 +37,7 @@ from pathlib import Path
 import bench_airflow
 import bench_backfill
 import bench_checkpoints
+import bench_dagster
 import bench_run
 import bench_status
 from _timing import (
@@ -289,6 +290,24 @@ def measure_airflow(run: Run) -> list[Result]:
     return [Result(title, "≤ 1 s", None, ours, f"{ours.median:.3f} s", at_most(ours.median, 1.0))]
 
 
+def measure_dagster(run: Run) -> list[Result]:
+    """build_definitions over 100 sources, Dagster in its cached venv (see bench_dagster.py)."""
+    title = "Dagster build_definitions over a 100-source project (Phase 1)"
+    if run.smoke:
+        return [Result(title, "≤ 1 s", status="skipped (smoke: no Dagster install)")]
+    python = bench_dagster.dagster_python()
+    root = bench_dagster.project(run.work / "dagster-project", 100)
+    samples = bench_dagster.measure(python, root, run.runs, run.work)
+    ours = Stat.of([s["seconds"] for s in samples])
+    run.notes.append(
+        "Dagster: the cached venv of dlt_ops.testing.dagster; each sample a fresh process that "
+        "imports Dagster first (untimed, as in a code server), then times importing the builder "
+        f"and building {samples[0]['assets']:.0f} assets and {samples[0]['jobs']:.0f} "
+        "partitioned jobs"
+    )
+    return [Result(title, "≤ 1 s", None, ours, f"{ours.median:.3f} s", at_most(ours.median, 1.0))]
+
+
 def measure_scheduler(run: Run) -> list[Result]:
     """`scheduler run --once` over 100 scheduled sources none of which is due: the decision
     alone (each source's newest ledger run against its schedule), no runs to add."""
@@ -374,6 +393,7 @@ TITLES = {
     "sources": "`pipeline status`, 100 sources, 10,000-run DuckDB ledgers",
     "scheduler": "`scheduler run --once` deciding what is due across 100 sources",
     "airflow": "Airflow DAG factory parsing a 100-source project (Phase 1)",
+    "dagster": "Dagster build_definitions over a 100-source project (Phase 1)",
     "checkpoints": "`@with_checkpoints` extract throughput / plain extract's",
 }
 
@@ -387,12 +407,13 @@ MEASURES: dict[str, Callable[[Run], list[Result]]] = {  # in the table's order
     "workers": measure_workers,
     "sources": measure_many_sources,
     "airflow": measure_airflow,
+    "dagster": measure_dagster,
     "scheduler": measure_scheduler,
     "checkpoints": measure_checkpoints,
 }
 #: run order: the backfills last, so their figures are the latest (code others are changing)
-RUN_ORDER = ("help", "status", "validate", "run", "sources", "airflow", "scheduler", "checkpoints",
-             "backfill", "workers")  # fmt: skip
+RUN_ORDER = ("help", "status", "validate", "run", "sources", "airflow", "dagster", "scheduler",
+             "checkpoints", "backfill", "workers")  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- report

@@ -55,6 +55,8 @@ def _run(script: str, *args: str, cwd: Path) -> str:
         ("bench_assertions.py", ["--keys", "1000", "--rows", "1000", "--skip-ref"], "gate"),
         # the dev venv has no Airflow: the script must say so and exit 0 (run_all installs it)
         ("bench_airflow.py", ["--sources", "2", "--runs", "1"], "Airflow"),
+        # the same for Dagster (run_all uses the cached Dagster test venv)
+        ("bench_dagster.py", ["--sources", "2", "--runs", "1"], "Dagster"),
     ],
 )
 def test_benchmark_script_runs_on_tiny_inputs(
