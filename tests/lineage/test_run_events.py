@@ -116,3 +116,39 @@ def test_the_file_transport_appends_one_valid_event_per_line(project, templates,
     events = [validate(json.loads(line)) for line in lines]
     assert [e.eventType.value for e in events] == ["START", "COMPLETE"] * 2
     assert events[0].run.runId != events[2].run.runId
+
+
+def test_a_server_that_never_answers_costs_the_run_at_most_the_timeout(
+    project, templates, cli
+) -> None:  # noqa: ANN001
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)  # accepts connections (the kernel does) and never answers a byte
+    held: list[socket.socket] = []
+    done = threading.Event()
+
+    def hold() -> None:
+        listener.settimeout(0.2)
+        while not done.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except TimeoutError:
+                continue
+
+    threading.Thread(target=hold, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    config = EVENTS_ON_DUCKDB + lineage_config(url) + "timeout = 1\n"
+    root = project(config, {"events_src": templates["events"]})
+    try:  # unbounded, the run would hang here until the subprocess timeout fails the test
+        run = cli("pipeline", "run", "-s", "events_src", "-y", cwd=root, timeout=120)
+    finally:
+        done.set()
+        for conn in held:
+            conn.close()
+        listener.close()
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "lineage.flush_timed_out" in run.stderr or "lineage.send_failed" in run.stderr
+    assert _show(cli, root)["run"]["status"] == "completed"
