@@ -63,3 +63,23 @@ def test_run_ids_map_to_stable_uuids() -> None:
     chunk = "3fa94c1d2b7e6a50"  # a backfill chunk's sha256 prefix
     assert run_uuid(chunk) == run_uuid(chunk) != run_uuid("3fa94c1d2b7e6a51")
     assert backfill_uuid("bf1") != run_uuid("bf1")
+
+
+@pytest.mark.parametrize(
+    ("engine", "database", "namespace"),
+    [
+        ("duckdb", "/data/p.duckdb", "duckdb:///data/p.duckdb"),
+        ("postgres", "postgresql://loader@db.internal:5433/warehouse",
+         "postgres://db.internal:5433/warehouse"),
+        ("postgres", "postgresql://loader:***@db.internal/warehouse", "postgres://db.internal/warehouse"),
+        ("bigquery", "", "bigquery"),
+    ],
+)  # fmt: skip
+def test_dataset_namespace_names_the_database_without_its_user(
+    engine: str, database: str, namespace: str
+) -> None:
+    from dlt_ops.builtin.lineage import dataset_namespace
+    from dlt_ops.target import Target
+
+    target = Target(engine=engine, dataset="ds", pipeline_name="p", database=database)
+    assert dataset_namespace(target) == namespace
