@@ -79,6 +79,7 @@ def test_run_all_writes_every_row(tmp_path: Path) -> None:
         "--workers 4",
         "`pipeline status`, 3 sources",
         "Airflow DAG factory",
+        "Dagster build_definitions",
         "scheduler run --once",
         "`@with_checkpoints` extract",
     ):
