@@ -152,3 +152,21 @@ def test_a_server_that_never_answers_costs_the_run_at_most_the_timeout(
     assert run.returncode == 0, run.stderr[-2000:]
     assert "lineage.flush_timed_out" in run.stderr or "lineage.send_failed" in run.stderr
     assert _show(cli, root)["run"]["status"] == "completed"
+
+
+def test_a_run_inside_an_airflow_task_names_it_as_parent(project, templates, cli, receiver) -> None:  # noqa: ANN001
+    from dlt_ops.lineage.ids import orchestrator_uuid
+
+    root = project(
+        EVENTS_ON_DUCKDB + lineage_config(receiver.url), {"events_src": templates["events"]}
+    )
+    env = {"AIRFLOW_CTX_DAG_ID": "loads", "AIRFLOW_CTX_DAG_RUN_ID": "manual__2026-01-01",
+           "AIRFLOW_CTX_TASK_ID": "events_src"}  # fmt: skip
+    assert cli("pipeline", "run", "-s", "events_src", "-y", cwd=root, env=env).returncode == 0
+    for event in (validate(e) for e in receiver.wait_for(2)):
+        parent = event.run.facets["parent"]
+        assert (parent.job.namespace, parent.job.name) == ("airflow", "loads.events_src")
+        assert parent.run.runId == orchestrator_uuid(
+            "airflow", "loads:manual__2026-01-01:events_src"
+        )
+        assert parent.root.run.runId == parent.run.runId
