@@ -27,7 +27,8 @@ backfill_start = 2026-01-01T00:00:00Z
 backfill_end = 2026-01-05T00:00:00Z
 
 [sources.broken_src.dlt_ops]
-schedule = "@hourly"
+schedule = "cron:15 3 * * *"
+timezone = "Europe/Berlin"
 
 [sources.manual_src.dlt_ops]
 schedule = "@manual"
@@ -48,7 +49,7 @@ specs = {"/".join(s.key.path): {"group": s.group_name,
 job = defs.resolve_job_def("events_src_backfill")
 node = job.graph.node_defs[0]
 print(json.dumps({"specs": specs, "trap": trap, "schedules": sorted(s.name for s in defs.schedules),
-                  "crons": sorted(s.cron_schedule for s in defs.schedules),
+                  "crons": sorted((s.cron_schedule, s.execution_timezone) for s in defs.schedules),
                   "partitions": job.partitions_def.get_partition_keys(), "pool": node.pool}))
 ok = dg.materialize([defs.resolve_assets_def(dg.AssetKey(["events_src", "events"]))])
 events = {"/".join(e.asset_key.path): {k: getattr(v, "value", getattr(v, "text", None))
@@ -91,8 +92,8 @@ def test_definitions_and_a_materialized_source(dagster_env: Any, tmp_path: Path)
     assert events["meta"]["dagster/table_name"] == "ds.events"
     assert events["meta"]["dlt_ops/incremental_cursors"] == "occurred_at"
     # @manual has no schedule; the two others one each
-    assert loaded["schedules"] == ["dlt_daily", "dlt_hourly"]
-    assert loaded["crons"] == ["0 * * * *", "0 0 * * *"]
+    assert loaded["schedules"] == ["dlt_cron_15_3_x_x_x_Europe_Berlin", "dlt_daily"]
+    assert loaded["crons"] == [["0 0 * * *", "UTC"], ["15 3 * * *", "Europe/Berlin"]]
     assert loaded["partitions"] == ["2026-01-01", "2026-01-02", "2026-01-03", "2026-01-04"]
     assert loaded["pool"] == "dlt_ops/duckdb/ds"  # DuckDB is single-writer
     # the materialization: one ledger row, trigger_source = dagster, the Dagster run id in it

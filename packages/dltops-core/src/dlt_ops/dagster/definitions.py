@@ -19,7 +19,7 @@ from typing import Any
 import dagster as dg
 
 from dlt_ops.config import ProjectConfig
-from dlt_ops.cron import TAG_CRON, cron_text
+from dlt_ops.cron import DEFAULT_ZONE, TAG_CRON, cron_text, schedule_zone
 from dlt_ops.dagster import runs
 from dlt_ops.errors import DltOpsError
 from dlt_ops.project.model import Project, ResourceDef, SourceInfo
@@ -196,11 +196,12 @@ def _backfill_job(root: Path, config: ProjectConfig, info: SourceInfo, specs: li
     return _job
 
 
-def _schedule_name(schedule: str) -> str:
+def _schedule_name(schedule: str, zone: str) -> str:
+    suffix = "" if zone == DEFAULT_ZONE else "_" + _ident(zone.replace("+", "plus"))
     if schedule in TAG_CRON:
-        return f"dlt_{schedule.lstrip('@')}"
+        return f"dlt_{schedule.lstrip('@')}{suffix}"
     text = str(cron_text(schedule))
-    return "dlt_cron_" + "_".join(text.replace("*", "x").replace("/", "every").split())
+    return "dlt_cron_" + "_".join(text.replace("*", "x").replace("/", "every").split()) + suffix
 
 
 def build_definitions(project_root: Path | str, *, lease: str = "10m") -> dg.Definitions:
@@ -217,7 +218,7 @@ def build_definitions(project_root: Path | str, *, lease: str = "10m") -> dg.Def
     project = discover(root)
     assets: list[dg.AssetsDefinition] = []
     jobs: list[dg.JobDefinition] = []
-    groups: dict[str, list[str]] = {}
+    groups: dict[tuple[str, str], list[str]] = {}  # one schedule per cron and time zone
     for name, info in project.sources.items():
         specs = _specs(project, config, info)
         pool = concurrency_pool(config, name)
@@ -227,14 +228,15 @@ def build_definitions(project_root: Path | str, *, lease: str = "10m") -> dg.Def
         cfg = config.source(name)
         schedule = str(cfg.schedule) if cfg.schedule_valid else "@manual"
         if cron_text(schedule) is not None:
-            groups.setdefault(schedule, []).append(name)
+            zone = schedule_zone(schedule, cfg.timezone)
+            groups.setdefault((schedule, zone), []).append(name)
     schedules = []
-    for schedule, names in sorted(groups.items()):
-        job = dg.define_asset_job(f"{_schedule_name(schedule)}_job",
+    for (schedule, zone), names in sorted(groups.items()):
+        job = dg.define_asset_job(f"{_schedule_name(schedule, zone)}_job",
                                   selection=dg.AssetSelection.groups(*map(_ident, names)),
                                   tags={"dlt_ops/schedule": schedule})  # fmt: skip
         schedules.append(dg.ScheduleDefinition(
-            name=_schedule_name(schedule), cron_schedule=str(cron_text(schedule)), job=job,
-            execution_timezone="UTC",
+            name=_schedule_name(schedule, zone), cron_schedule=str(cron_text(schedule)), job=job,
+            execution_timezone=zone,
         ))  # fmt: skip
     return dg.Definitions(assets=assets, jobs=jobs, schedules=schedules)
