@@ -83,3 +83,22 @@ def test_dataset_namespace_names_the_database_without_its_user(
 
     target = Target(engine=engine, dataset="ds", pipeline_name="p", database=database)
     assert dataset_namespace(target) == namespace
+
+
+def test_orchestrator_parent_from_the_environment_or_the_run_id(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dlt_ops.builtin.lineage import orchestrator_run
+
+    for name in ("AIRFLOW_CTX_DAG_ID", "AIRFLOW_CTX_DAG_RUN_ID", "AIRFLOW_CTX_TASK_ID"):
+        monkeypatch.delenv(name, raising=False)
+    dagster_run = "5f0c6a8e-3b1d-4c2a-9e7f-0123456789ab"
+    parent = orchestrator_run(f"dagster:{dagster_run}:orders")
+    assert parent is not None and (parent.namespace, parent.name, parent.run_id) == (
+        "dagster", "orders", dagster_run,
+    )  # fmt: skip
+    assert orchestrator_run("0f1e2d3c4b5a69788796a5b4c3d2e1f0") is None
+    monkeypatch.setenv("AIRFLOW_CTX_DAG_ID", "loads")
+    monkeypatch.setenv("AIRFLOW_CTX_DAG_RUN_ID", "scheduled__1")
+    airflow = orchestrator_run("airflow:loads:scheduled__1:orders:1")
+    assert airflow is not None and (airflow.namespace, airflow.name) == ("airflow", "loads")

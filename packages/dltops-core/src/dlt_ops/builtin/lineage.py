@@ -44,25 +44,37 @@ def dataset_namespace(target: Target) -> str:
     return f"{target.engine}://{database}" if database else target.engine
 
 
-def orchestrator_run() -> JobRef | None:
-    """The Airflow task run this process works for, from the ``AIRFLOW_CTX_*`` variables
-    Airflow sets in a task's environment."""
+def orchestrator_run(run_id: str) -> JobRef | None:
+    """The orchestrator run this dlt-ops run works for: the Airflow task from the
+    ``AIRFLOW_CTX_*`` variables Airflow sets in a task's environment, else what the run id
+    says (``dlt_ops.dagster`` runs are ``dagster:<dagster run id>:<source>``)."""
+    import uuid
+
     from dlt_ops.lineage.events import JobRef
     from dlt_ops.lineage.ids import orchestrator_uuid
 
     dag, dag_run = os.environ.get("AIRFLOW_CTX_DAG_ID"), os.environ.get("AIRFLOW_CTX_DAG_RUN_ID")
-    if not dag or not dag_run:
-        return None
-    task = os.environ.get("AIRFLOW_CTX_TASK_ID")
-    name = f"{dag}.{task}" if task else dag
-    return JobRef("airflow", name, orchestrator_uuid("airflow", f"{dag}:{dag_run}:{task or ''}"))
+    if dag and dag_run:
+        task = os.environ.get("AIRFLOW_CTX_TASK_ID")
+        name = f"{dag}.{task}" if task else dag
+        key = f"{dag}:{dag_run}:{task or ''}"
+        return JobRef("airflow", name, orchestrator_uuid("airflow", key))
+    kind, _, rest = run_id.partition(":")
+    if kind == "dagster" and rest.count(":") == 1:
+        dagster_run, source = rest.split(":")
+        try:  # Dagster's run ids are UUIDs: the same id Dagster's own lineage would use
+            parent = str(uuid.UUID(dagster_run))
+        except ValueError:
+            parent = orchestrator_uuid("dagster", dagster_run)
+        return JobRef("dagster", source, parent)
+    return None
 
 
 def _facts(run: RunContext, lineage: LineageConfig, state: str, record: RunRecord) -> RunFacts:
     from dlt_ops.lineage.events import JobRef, RunFacts
     from dlt_ops.lineage.ids import backfill_uuid, run_uuid
 
-    orchestrator = orchestrator_run()
+    orchestrator = orchestrator_run(run.run_id)
     parent, root = orchestrator, orchestrator
     if run.backfill_id:
         name = f"{run.source}.backfill"
