@@ -145,3 +145,18 @@ def test_a_source_that_never_ran_has_an_empty_ledger_not_zero_runs(tmp_path) -> 
     assert "dlt_ops_runs_total" not in got
     unknown = project.cli("metrics", "-s", "nope")
     assert unknown.returncode == 2 and "unknown source(s): nope" in unknown.stderr
+
+
+def test_an_unreachable_ledger_is_down_not_zero(tmp_path) -> None:  # noqa: ANN001
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on: the connection is refused
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    project = build_project(tmp_path / "proj", "postgres")
+    env = {"DESTINATION__POSTGRES__CREDENTIALS": f"postgresql://u:pw@127.0.0.1:{port}/db"}
+    proc = project.cli("metrics", "-s", "flat", env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = samples(proc.stdout)
+    assert got["dlt_ops_ledger_up"] == {(("source", "flat"), ("state", "unreadable")): 0.0}
+    assert "dlt_ops_runs_total" not in got and "dlt_ops_rows_loaded_total" not in got
