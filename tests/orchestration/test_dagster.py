@@ -114,3 +114,48 @@ def test_definitions_and_a_materialized_source(dagster_env: Any, tmp_path: Path)
     with duckdb.connect(str(root / "broken_src_pipeline.duckdb"), read_only=True) as con:
         bad = con.execute("SELECT trigger_source, status, run_id FROM ds._dlt_ops_runs").fetchall()
     assert bad == [("dagster", "failed", f"dagster:{failed['run_id']}:broken_src")]
+
+
+#: Execute partitions of ``events_src_backfill``; one JSON line each (the failure's text too).
+PARTITION = """
+import json, sys
+from dlt_ops.dagster import build_definitions
+
+job = build_definitions(sys.argv[1]).resolve_job_def("events_src_backfill")
+for key in sys.argv[2:]:
+    result = job.execute_in_process(partition_key=key, raise_on_error=False)
+    failures = [e.step_failure_data.user_failure_data for e in result.get_step_failure_events()]
+    print(json.dumps({"key": key, "success": result.success,
+                      "failure": failures[0].description if failures and failures[0] else None}))
+"""
+
+
+@pytest.mark.integration
+def test_a_partition_held_by_another_run_fails_without_loading(dagster_env: Any,
+                                                               tmp_path: Path) -> None:  # fmt: skip
+    from dlt_ops.orchestration import seed_backfill
+
+    root = write_project(tmp_path / "proj", CONFIG, {"events_src": EVENTS_SOURCE})
+    start, end = "2026-01-01T00:00:00Z", "2026-01-05T00:00:00Z"
+    assert seed_backfill(root, "events_src", start, end, "1d") == [0, 1, 2, 3]
+    # another host's worker holds chunk 1 (2026-01-02) under a live lease
+    with duckdb.connect(str(root / "events_src_pipeline.duckdb")) as con:
+        con.execute(
+            "UPDATE ds._dlt_backfills SET status = 'running', claimed_by = 'elsewhere:1:feed', "
+            "lease_expires_at = now()::TIMESTAMP + INTERVAL 1 HOUR WHERE chunk_id = '000001'"
+        )
+    proc = dagster_env.run(PARTITION, str(root), "2026-01-02", "2026-01-03")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
+    held, ran = _json_lines(proc.stdout)[:2]
+    assert held["success"] is False and "by another run" in held["failure"], held
+    assert ran["success"] is True, ran
+    with duckdb.connect(str(root / "events_src_pipeline.duckdb"), read_only=True) as con:
+        runs = con.execute("SELECT trigger_source, status, window_from FROM ds._dlt_ops_runs"
+                           ).fetchall()  # fmt: skip
+        chunks = dict(con.execute("SELECT chunk_id, status FROM ds._dlt_backfills").fetchall())
+        ids = con.execute("SELECT id FROM ds.events ORDER BY id").fetchall()
+    assert [(t, s) for t, s, _ in runs] == [("dagster", "completed")]
+    assert runs[0][2].date().isoformat() == "2026-01-03"
+    assert chunks == {"000000": "pending", "000001": "running", "000002": "completed",
+                      "000003": "pending"}  # fmt: skip
+    assert ids == [(3,)]
