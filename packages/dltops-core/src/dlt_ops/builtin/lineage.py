@@ -110,12 +110,12 @@ def output_tables(run: RunContext, outcome: RunOutcome) -> tuple[OutputTable, ..
     receipt's ``child_rows_loaded``). A run that did not load names the root tables only."""
     from dlt.common.schema.utils import get_nested_tables
 
-    from dlt_ops.builtin.receipts import _normalized, receipt_rows
+    from dlt_ops.builtin.receipts import normalized_tables, receipt_rows
     from dlt_ops.lineage.events import OutputTable
 
     namespace, dataset = dataset_namespace(run.target), run.target.dataset
     pipeline = outcome.pipeline
-    tables = _normalized(run.state.tables, pipeline)
+    tables = normalized_tables(run.state.tables, pipeline)
     rows = {r.resource_name: r for r in receipt_rows(run, outcome, measure_cost=False)}
     trace = pipeline.last_trace if pipeline is not None else None
     info = getattr(trace, "last_normalize_info", None) if outcome.ok else None

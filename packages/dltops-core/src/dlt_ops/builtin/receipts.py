@@ -105,7 +105,7 @@ def _measured_cost(run: RunContext, outcome: RunOutcome) -> float | None:
         return None
 
 
-def _normalized(tables: dict[str, str], pipeline: Pipeline | None) -> dict[str, str]:
+def normalized_tables(tables: dict[str, str], pipeline: Pipeline | None) -> dict[str, str]:
     """Table names as dlt stores them (``EventLog`` → ``event_log``): dlt's row counts use those."""
     if pipeline is None or pipeline.default_schema_name is None:
         return tables  # stopped before dlt had a schema: nothing loaded to look up
@@ -135,7 +135,7 @@ def receipt_rows(
         phase=outcome.phase,
         rates=counter.rates,
         failure=outcome.record.error_summary,
-        tables=_normalized(run.state.tables, pipeline),
+        tables=normalized_tables(run.state.tables, pipeline),
         measured_cost=_measured_cost(run, outcome) if measure_cost else None,
     )
 
