@@ -26,6 +26,12 @@ class AlertKind(StrEnum):
     assertion_failed = "assertion_failed"
     #: ``pipeline reconcile`` found drift it had not alerted before.
     schema_drift = "schema_drift"
+    #: The scheduler found a source past its freshness SLA (``warn`` or ``error``).
+    freshness_missed = "freshness_missed"
+    #: The scheduler found a schedule slot that went by with no run started.
+    run_missed = "run_missed"
+    #: A freshness or missed-run alert no longer holds (the message says which).
+    recovered = "recovered"
 
 
 @dataclass(frozen=True)

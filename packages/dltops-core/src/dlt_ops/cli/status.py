@@ -14,6 +14,7 @@ from dlt_ops.tables import Block, Column, Line, Table, plain
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
+    from dlt_ops.ledger.freshness import Freshness
     from dlt_ops.ledger.model import RunRecord
     from dlt_ops.ledger.status import SourceStatus
     from dlt_ops.project.model import Project
@@ -76,8 +77,24 @@ def _add_run(table: Table, run: RunRecord, abandoned: bool, now: datetime) -> No
               run.resource_name or "-", run.run_id[:12], notes=notes)  # fmt: skip
 
 
-def render_blocks(statuses: list[SourceStatus], now: datetime, heartbeat_s: float) -> list[Block]:
-    """Seed 000's text layout, as blocks for the table renderer."""
+#: The colour of each freshness level in a terminal.
+_LEVEL_STYLE = {"ok": "green", "warn": "yellow", "error": "bold red"}
+
+
+def _freshness_line(f: Freshness) -> Line:
+    """``  freshness error: last success 2h 00m ago (limit 1h 00m)``."""
+    level, _, rest = f.describe().partition(":")
+    return Line((("  freshness ", None), (level, _LEVEL_STYLE.get(level)), (f":{rest}", None)))
+
+
+def render_blocks(
+    statuses: list[SourceStatus],
+    now: datetime,
+    heartbeat_s: float,
+    freshness: dict[str, Freshness | None] | None = None,
+) -> list[Block]:
+    """Seed 000's text layout, as blocks for the table renderer; a source with a freshness
+    SLA gets its verdict under its name."""
     from dlt_ops.ledger.status import is_abandoned
 
     if not statuses:
@@ -85,6 +102,9 @@ def render_blocks(statuses: list[SourceStatus], now: datetime, heartbeat_s: floa
     out: list[Block] = []
     for s in statuses:
         out.append(Line.of(f"Source: {s.source}", "bold"))
+        verdict = (freshness or {}).get(s.source)
+        if verdict is not None and verdict.sla is not None and s.ledger in ("ok", "missing"):
+            out.append(_freshness_line(verdict))
         if s.ledger in ("unreadable", "unsupported"):
             state = (f"ledger {s.ledger}", "bold red")
             out.append(Line((("  ! ", None), state, (f": {s.error}", None))))
@@ -106,16 +126,24 @@ def render_text(statuses: list[SourceStatus], now: datetime, heartbeat_s: float)
     return plain(render_blocks(statuses, now, heartbeat_s))
 
 
-def render_json(statuses: list[SourceStatus], now: datetime, heartbeat_s: float) -> str:
-    """Seed 000's ``--json`` shape: ``[{source, ledger, error, runs}]``."""
+def render_json(
+    statuses: list[SourceStatus],
+    now: datetime,
+    heartbeat_s: float,
+    freshness: dict[str, Freshness | None] | None = None,
+) -> str:
+    """Seed 000's ``--json`` shape: ``[{source, ledger, error, freshness, runs}]``
+    (``freshness`` is ``null`` where the ledger could not be read)."""
     from dlt_ops.ledger.status import is_abandoned
 
+    verdicts = freshness or {}
     doc = [
         {
             "source": s.source,
             "ledger": s.ledger,
             "error": s.error,
             **({"note": s.note} if s.note else {}),
+            "freshness": (f.as_json() if (f := verdicts.get(s.source)) is not None else None),
             "runs": [
                 {**r.as_json(), "abandoned": is_abandoned(r, now, heartbeat_s)} for r in s.runs
             ],
@@ -171,6 +199,24 @@ def _check_resource(
     )
 
 
+def _freshness(
+    state: AppState, config: ProjectConfig, statuses: list[SourceStatus], now: datetime,
+    dataset: str | None,
+) -> dict[str, Freshness | None]:  # fmt: skip
+    """Every source's verdict: those with an SLA from their own ledger read (whatever the
+    listing's filters), the others from the rows already read (their level is ``unset``)."""
+    from dlt_ops.ledger.freshness import freshness_of
+    from dlt_ops.ledger.status import collect_freshness
+
+    readable = [s for s in statuses if s.ledger in ("ok", "missing")]
+    with_sla = [s.source for s in readable if config.source(s.source).freshness is not None]
+    found: dict[str, Freshness | None] = {s.source: None for s in statuses}
+    found.update({s.source: freshness_of(config, s.source, s.runs, now) for s in readable})
+    if with_sla:
+        found.update(collect_freshness(state.registry(), config, with_sla, now, dataset=dataset))
+    return found
+
+
 def _since(value: str | None) -> datetime | None:
     if not value:
         return None
@@ -206,7 +252,8 @@ def status(
         typer.Option(
             "--fail-on",
             help="Exit 1 when the newest run of a selected source failed, or is stale "
-            "(older than staleness_days, or abandoned), or its ledger is unreadable.",
+            "(misses its freshness SLA's error level; without one, older than staleness_days; "
+            "or abandoned), or its ledger is unreadable.",
         ),
     ] = None,
     dataset: Annotated[
@@ -218,7 +265,7 @@ def status(
     """Show each source's newest runs from the runs ledger (read-only, never imports sources)."""
     from dlt_ops.errors import UnknownSourceError
     from dlt_ops.ledger.sinks import LedgerQuery
-    from dlt_ops.ledger.status import collect_status, newest_failed, stale, unreadable
+    from dlt_ops.ledger.status import collect_status, newest_failed, stale_by_freshness, unreadable
     from dlt_ops.ledger.writer import utcnow
     from dlt_ops.project.discovery import discover
 
@@ -242,18 +289,21 @@ def status(
     statuses = collect_status(state.registry(), config, selected, query, dataset=dataset)
     _check_resource(config, project, selected, resource, statuses)
     now = utcnow()
+    freshness = _freshness(state, config, statuses, now, dataset)
     if as_json:
-        typer.echo(render_json(statuses, now, config.heartbeat_seconds))
+        typer.echo(render_json(statuses, now, config.heartbeat_seconds, freshness))
     else:
         from dlt_ops.tables import echo
 
         notes = _derived_notes(state.registry(), config, selected)
-        echo([*render_blocks(statuses, now, config.heartbeat_seconds), *notes])
+        echo([*render_blocks(statuses, now, config.heartbeat_seconds, freshness), *notes])
     if fail_on is None:
         return
     tripped = {
         FailOn.failed: lambda: newest_failed(statuses),
-        FailOn.stale: lambda: stale(statuses, now, config.staleness_days, config.heartbeat_seconds),
+        FailOn.stale: lambda: stale_by_freshness(
+            statuses, freshness, now, config.staleness_days, config.heartbeat_seconds
+        ),
         FailOn.unreadable: lambda: [s.source for s in unreadable(statuses)],
     }[fail_on]()
     if tripped:  # say which source(s) tripped the alert, on stderr (stdout stays the report)

@@ -35,10 +35,13 @@ def _ident(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", text)
 
 
-def concurrency_pool(config: ProjectConfig, source: str) -> str | None:
+def concurrency_pool(
+    config: ProjectConfig, source: str, single_writer: dict[str, bool] | None = None
+) -> str | None:
     """The Dagster pool (concurrency key) of ``source``'s steps: one per destination dataset
     of a single-writer engine (DuckDB: one writing process per file), ``None`` elsewhere
-    (PostgreSQL, BigQuery: partitions and sources run in parallel)."""
+    (PostgreSQL, BigQuery: partitions and sources run in parallel). ``single_writer`` caches
+    the answer per engine across the sources of one load."""
     from dlt_ops.destinations import engine_name, load_adapter, project_registry
 
     try:
@@ -46,11 +49,14 @@ def concurrency_pool(config: ProjectConfig, source: str) -> str | None:
         dataset = config.dataset_for(source)
     except DltOpsError:
         return None  # the run itself reports the missing config as its failure
-    try:
-        single = load_adapter(project_registry(config), engine).capabilities.single_writer
-    except DltOpsError:  # no adapter installed: judge by the engine's name
-        single = engine in _SINGLE_WRITER_ENGINES
-    return f"{POOL_PREFIX}/{_ident(engine)}/{_ident(dataset)}" if single else None
+    known = {} if single_writer is None else single_writer
+    if engine not in known:
+        try:
+            adapter = load_adapter(project_registry(config), engine)
+            known[engine] = adapter.capabilities.single_writer
+        except DltOpsError:  # no adapter installed: judge by the engine's name
+            known[engine] = engine in _SINGLE_WRITER_ENGINES
+    return f"{POOL_PREFIX}/{_ident(engine)}/{_ident(dataset)}" if known[engine] else None
 
 
 def _resource_defs(project: Project, info: SourceInfo) -> dict[str, ResourceDef]:
@@ -219,9 +225,10 @@ def build_definitions(project_root: Path | str, *, lease: str = "10m") -> dg.Def
     assets: list[dg.AssetsDefinition] = []
     jobs: list[dg.JobDefinition] = []
     groups: dict[tuple[str, str], list[str]] = {}  # one schedule per cron and time zone
+    single_writer: dict[str, bool] = {}
     for name, info in project.sources.items():
         specs = _specs(project, config, info)
-        pool = concurrency_pool(config, name)
+        pool = concurrency_pool(config, name, single_writer)
         assets.append(_source_asset(root, info, specs, pool))
         if config.source(name).backfill_start is not None:
             jobs.append(_backfill_job(root, config, info, specs, pool, lease))

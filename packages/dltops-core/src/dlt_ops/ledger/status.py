@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import resolve_destination
@@ -24,6 +24,9 @@ from dlt_ops.log import get_logger
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.target import Target
 from dlt_ops.target.sessions import SessionPool, map_by_database
+
+if TYPE_CHECKING:
+    from dlt_ops.ledger.freshness import Freshness
 
 log = get_logger(__name__)
 
@@ -197,12 +200,70 @@ def stale(
     ]
 
 
+#: Newest rows read per source for its freshness (a completed one among them, usually).
+FRESHNESS_RECENT = 20
+
+
+def collect_freshness(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    sources: Iterable[str],
+    now: datetime,
+    *,
+    dataset: str | None = None,
+) -> dict[str, Freshness | None]:
+    """Each source's freshness verdict from its own ledger, whatever a listing's filters;
+    ``None`` where the ledger cannot be read (unknown, never "no successful run")."""
+    from dlt_ops.ledger.freshness import freshness_of, last_success
+
+    sources = list(sources)
+    recent = collect_status(registry, config, sources, LedgerQuery("", limit=FRESHNESS_RECENT),
+                            dataset=dataset)  # fmt: skip
+    runs: dict[str, list[RunRecord] | None] = {
+        s.source: list(s.runs) if s.ledger in ("ok", "missing") else None for s in recent
+    }
+    # the newest completed run is older than the rows read: ask for it by itself
+    deeper = [n for n, r in runs.items() if r is not None and len(r) >= FRESHNESS_RECENT
+              and last_success(r) is None]  # fmt: skip
+    if deeper:
+        query = LedgerQuery("", status=RunStatus.completed, limit=1)
+        for s in collect_status(registry, config, deeper, query, dataset=dataset):
+            found = runs[s.source]
+            if found is not None:
+                found.extend(s.runs)
+    return {n: freshness_of(config, n, r, now) if r is not None else None for n, r in runs.items()}
+
+
+def stale_by_freshness(
+    statuses: Iterable[SourceStatus],
+    freshness: dict[str, Freshness | None],
+    now: datetime,
+    staleness_days: int,
+    heartbeat_s: float,
+) -> list[str]:
+    """``--fail-on stale``: a source with a freshness SLA is stale when it misses the SLA's
+    error level (or its newest run is abandoned); one without keeps :func:`stale`."""
+    statuses = list(statuses)
+    with_sla = {n for n, f in freshness.items() if f is not None and f.sla is not None}
+    legacy = set(stale([s for s in statuses if s.source not in with_sla], now, staleness_days,
+                       heartbeat_s))  # fmt: skip
+    out = []
+    for s in statuses:
+        f = freshness.get(s.source)
+        abandoned = bool(s.runs) and is_abandoned(s.runs[0], now, heartbeat_s)
+        if s.source in legacy or (s.source in with_sla and (abandoned or (f and f.stale))):
+            out.append(s.source)
+    return out
+
+
 __all__ = [
     "SourceStatus",
+    "collect_freshness",
     "collect_status",
     "is_abandoned",
     "newest_failed",
     "stale",
+    "stale_by_freshness",
     "unreadable",
     "unreadable_error",
     "utcnow",

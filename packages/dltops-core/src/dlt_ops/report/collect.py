@@ -17,6 +17,7 @@ from dlt_ops.ledger.model import RunRecord, RunStatus, summarize_error
 if TYPE_CHECKING:
     from dlt_ops.backfill.state import ChunkRow
     from dlt_ops.config import ProjectConfig
+    from dlt_ops.ledger.freshness import Freshness
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.receipts.model import ReceiptRow
     from dlt_ops.target import Target
@@ -83,6 +84,8 @@ class SourceView:
     error: str | None = None
     runs: list[RunView] = field(default_factory=list)
     stale: bool = False
+    #: the freshness verdict (``None``: the ledger could not be read)
+    freshness: Freshness | None = None
     backfills: dict[str, list[ChunkRow]] = field(default_factory=dict)
     totals: Totals = field(default_factory=Totals)
     drift: list[DriftRow] = field(default_factory=list)
@@ -131,11 +134,17 @@ def collect(
     limit: int = 30,
 ) -> FleetReport:
     """Read every source's ledgers (one session per destination and dataset)."""
+    from dlt_ops.ledger.freshness import freshness_of
     from dlt_ops.ledger.sinks import LedgerQuery
-    from dlt_ops.ledger.status import collect_status
+    from dlt_ops.ledger.status import collect_freshness, collect_status
     from dlt_ops.target.sessions import SessionPool
 
     statuses = collect_status(registry, config, sources, LedgerQuery("", limit=limit))
+    readable = [s for s in statuses if s.ledger in ("ok", "missing")]
+    verdicts = {s.source: freshness_of(config, s.source, s.runs, now) for s in readable}
+    with_sla = [s.source for s in readable if config.source(s.source).freshness is not None]
+    if with_sla:  # their own read: the newest success may be older than the runs shown
+        verdicts.update(collect_freshness(registry, config, with_sla, now))
     views = []
     with SessionPool(registry, config) as pool:
         for status in statuses:
@@ -143,10 +152,14 @@ def collect(
             view.runs = [RunView(r, _outcome(r, now, config.heartbeat_seconds))
                          for r in status.runs]  # fmt: skip
             newest = view.newest
-            view.stale = newest is not None and (
-                newest.run.started_at < now - timedelta(days=config.staleness_days)
-                or newest.outcome == "abandoned"
-            )
+            view.freshness = verdict = verdicts.get(status.source)
+            abandoned = newest is not None and newest.outcome == "abandoned"
+            if verdict is not None and verdict.sla is not None:  # the SLA decides
+                view.stale = verdict.stale or abandoned
+            else:
+                view.stale = newest is not None and (
+                    newest.run.started_at < now - timedelta(days=config.staleness_days) or abandoned
+                )
             _fill_from_destination(registry, config, pool, view)
             views.append(view)
     return FleetReport(config.root.name, now, config.staleness_days, views)

@@ -38,6 +38,8 @@ th,td{padding:6px 10px;text-align:left;border-bottom:1px solid #e6eaee;white-spa
 th{background:#eef2f6;font-weight:600}td.num,th.num{text-align:right}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;color:#fff;font-size:12px}
 .stale{background:#ef6c00}.fresh{background:#78909c}
+.freshness-ok{background:#2e7d32}.freshness-warn{background:#f9a825}
+.freshness-error{background:#c62828}
 section.source{background:#fff;border-radius:8px;box-shadow:0 1px 2px #0002;padding:14px 18px;
 margin:18px 0}section.source h2{margin:0 0 6px;font-size:18px}
 h3{font-size:14px;margin:14px 0 6px;color:#455a64}.muted{color:#78909c}
@@ -212,6 +214,16 @@ def _source_section(s: SourceView, now: datetime) -> str:
     return "\n".join(parts)
 
 
+def _freshness_badge(s: SourceView) -> str:
+    """The SLA verdict, coloured by level (green ok, amber warn, red error); none without an
+    SLA."""
+    f = s.freshness
+    if f is None or f.sla is None:
+        return ""
+    return (f' <span class="badge freshness-{escape(str(f.level))}" title="{escape(f.describe())}"'
+            f">SLA {escape(str(f.level))}</span>")  # fmt: skip
+
+
 def _fleet_table(report: FleetReport) -> str:
     now = report.generated_at
     rows = []
@@ -222,8 +234,11 @@ def _fleet_table(report: FleetReport) -> str:
         records = newest.run.records_loaded if newest and newest.run.records_loaded else "-"
         fresh = ('<span class="badge stale">stale</span>' if s.stale
                  else '<span class="badge fresh">fresh</span>' if newest else "")  # fmt: skip
+        fresh += _freshness_badge(s)
+        level = s.freshness.level if s.freshness is not None else "unknown"
         rows.append(
-            f'<tr data-source="{escape(s.name)}"><td><a href="#source-{escape(s.name)}">'
+            f'<tr data-source="{escape(s.name)}" data-freshness="{escape(str(level))}">'
+            f'<td><a href="#source-{escape(s.name)}">'
             f"{escape(s.name)}</a></td><td>{_badge(outcome)}</td><td>{_fmt_ts(started)}</td>"
             f"<td>{_age(now, started) if started else '-'} {fresh}</td>"
             f'<td class="num">{records}</td><td class="num">{len(s.runs)}</td>'

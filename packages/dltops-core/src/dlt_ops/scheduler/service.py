@@ -26,6 +26,7 @@ from dlt_ops.errors import DltOpsError
 from dlt_ops.log import get_logger
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.scheduler.due import Due, all_due, due, schedule_of
+from dlt_ops.scheduler.freshness_alerts import FreshnessWatch
 
 log = get_logger(__name__)
 
@@ -59,6 +60,18 @@ def scheduled_sources(config: ProjectConfig) -> list[str]:
     return sorted(name for name in project.sources if schedule_of(config, name) is not None)
 
 
+def watched_sources(config: ProjectConfig) -> list[str]:
+    """Sources the freshness watch looks at: those with a freshness SLA or a schedule."""
+    from dlt_ops.project.discovery import discover
+
+    project = discover(config.root)
+    return sorted(
+        name
+        for name in project.sources
+        if config.source(name).freshness is not None or schedule_of(config, name) is not None
+    )
+
+
 def run_due(
     registry: PluginRegistry,
     config: ProjectConfig,
@@ -66,17 +79,24 @@ def run_due(
     now: datetime | None = None,
     max_parallel: int = 1,
     windowed: bool = False,
+    watch: FreshnessWatch | None = None,
 ) -> list[Tick]:
-    """One pass: run every source due at ``now``; at most ``max_parallel`` at a time."""
+    """One pass: run every source due at ``now``; at most ``max_parallel`` at a time. Then
+    alert what the freshness watch finds changed (``watch`` carries what was sent from pass
+    to pass; a new one reads it back from the destination)."""
     now = now or utcnow()
     dues = [d for d in all_due(registry, config, scheduled_sources(config), now) if d]
     for d in dues:
         log.info("scheduler.due", source=d.source, schedule=d.schedule, slot=d.slot.isoformat(),
                  last_started=d.last_started.isoformat() if d.last_started else None)  # fmt: skip
     if max_parallel <= 1 or len(dues) <= 1:  # in this thread: Ctrl-C reaches the run
-        return [_run_one(registry, config, d, now, windowed) for d in dues]
-    with ThreadPoolExecutor(max_workers=max_parallel, thread_name_prefix="y-scheduler") as pool:
-        return list(pool.map(lambda d: _run_one(registry, config, d, now, windowed), dues))
+        ticks = [_run_one(registry, config, d, now, windowed) for d in dues]
+    else:
+        with ThreadPoolExecutor(max_workers=max_parallel, thread_name_prefix="y-scheduler") as pool:
+            ticks = list(pool.map(lambda d: _run_one(registry, config, d, now, windowed), dues))
+    # after the runs: a source this pass ran is judged on that run
+    (watch or FreshnessWatch()).check(registry, config, watched_sources(config), now)
+    return ticks
 
 
 def _run_one(
@@ -132,8 +152,11 @@ def serve(
     report: Callable[[Tick], None] = lambda tick: None,
 ) -> None:
     """Pass after pass until ``stop`` is set; a pass in flight finishes its runs first."""
+    watch = FreshnessWatch()  # what was alerted, carried from pass to pass
     while not stop.is_set():
-        for tick in run_due(registry, config, max_parallel=max_parallel, windowed=windowed):
+        ticks = run_due(registry, config, max_parallel=max_parallel, windowed=windowed,
+                        watch=watch)  # fmt: skip
+        for tick in ticks:
             report(tick)
         if stop.wait(next_wake(config, utcnow())):
             break

@@ -1,0 +1,224 @@
+"""Freshness alerts from the scheduler: once when a source misses its SLA or a due run, once
+when it recovers, deduplicated across scheduler restarts.
+
+``_dlt_ops_freshness_alerts`` in each source's dataset holds one row per open problem
+(``freshness`` at its level, or ``missed_run``); a problem with an open row is not alerted
+again, a worse level (``warn`` then ``error``) is, and the pass that finds it gone sends one
+``recovered`` alert and closes the row. The table is read once per scheduler process and
+written only when something changes. A core-tier destination (no adapter) has no table: its
+problems are remembered in the scheduler process only, so a restart may alert them again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from dlt_ops.adapters import Column, ColumnType, Statement, TableSpec
+from dlt_ops.log import get_logger
+
+if TYPE_CHECKING:
+    from dlt_ops.alerts import Alert, AlertSink
+    from dlt_ops.config import ProjectConfig
+    from dlt_ops.ledger.freshness import Freshness
+    from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.target import Target
+
+log = get_logger(__name__)
+
+TABLE_NAME = "_dlt_ops_freshness_alerts"
+_T, _TS = ColumnType.TEXT, ColumnType.TIMESTAMPTZ
+FRESHNESS_ALERTS_TABLE = TableSpec(
+    TABLE_NAME,
+    (
+        Column("source_section", _T, nullable=False),
+        Column("problem", _T, nullable=False),  # freshness | missed_run
+        Column("level", _T, nullable=False),  # warn | error | missed
+        Column("detail", _T),
+        Column("opened_at", _TS, nullable=False),
+        Column("resolved_at", _TS),
+    ),
+    unique=("source_section", "problem"),
+)
+_A = f"{{{TABLE_NAME}}}"
+SELECT_OPEN = Statement(
+    f"SELECT problem, level FROM {_A} WHERE source_section = ? AND resolved_at IS NULL"
+)
+DELETE = Statement(f"DELETE FROM {_A} WHERE source_section = ? AND problem = ?")
+INSERT = Statement(
+    f"INSERT INTO {_A} (source_section, problem, level, detail, opened_at) VALUES (?, ?, ?, ?, ?)"
+)
+RESOLVE = Statement(
+    f"UPDATE {_A} SET resolved_at = ? WHERE source_section = ? AND problem = ? "
+    "AND resolved_at IS NULL"
+)
+_RANK = {"warn": 1, "error": 2, "missed": 1}
+
+
+def problems_of(verdict: Freshness) -> dict[str, str]:
+    """What is wrong with a source now: ``{problem: level}``."""
+    found: dict[str, str] = {}
+    if verdict.level in ("warn", "error"):
+        found["freshness"] = str(verdict.level)
+    if verdict.missed_slot is not None:
+        found["missed_run"] = "missed"
+    return found
+
+
+@dataclass
+class FreshnessWatch:
+    """The open problems of every source, as last stored; lives as long as the scheduler."""
+
+    open: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def check(
+        self,
+        registry: PluginRegistry,
+        config: ProjectConfig,
+        sources: Sequence[str],
+        now: datetime,
+    ) -> int:
+        """Alert what changed for ``sources`` at ``now``; returns how many alerts were sent.
+        Never raises: a broken ledger or table loses this pass's alerts, not the scheduler."""
+        from dlt_ops.ledger.status import collect_freshness
+
+        try:
+            verdicts = collect_freshness(registry, config, sources, now)
+        except Exception as exc:  # the runs went on; their alerts come next pass
+            log.error("freshness.check_failed", error=str(exc))
+            return 0
+        sinks: list[AlertSink] | None = None
+        sent = 0
+        for source, verdict in verdicts.items():
+            if verdict is None:  # ledger unreadable: not a recovery, not a miss
+                continue
+            try:
+                alerts = self._changes(registry, config, source, verdict, now)
+            except Exception as exc:  # a destination that refuses the state table
+                log.error("freshness.state_failed", source=source, error=str(exc))
+                continue
+            if alerts and sinks is None:
+                from dlt_ops.alerts.dispatch import build_alert_sinks
+
+                sinks = build_alert_sinks(registry, config)
+            for alert in alerts:
+                from dlt_ops.alerts.dispatch import send_all
+
+                log.warning("freshness.alert", source=source, kind=str(alert.kind),
+                            message=alert.message)  # fmt: skip
+                sent += send_all(sinks or [], alert)
+        return sent
+
+    def _changes(
+        self,
+        registry: PluginRegistry,
+        config: ProjectConfig,
+        source: str,
+        verdict: Freshness,
+        now: datetime,
+    ) -> list[Alert]:
+        from dlt_ops.target import resolve_target
+
+        where = resolve_target(registry, config, source)
+        stored = self._stored(registry, config, where, source)
+        if stored is None:  # unknown what was sent: next pass asks again
+            return []
+        current = problems_of(verdict)
+        opened = {p: lvl for p, lvl in current.items()
+                  if p not in stored or _RANK[lvl] > _RANK.get(stored[p], 0)}  # fmt: skip
+        closed = [p for p in stored if p not in current]
+        if not opened and not closed:
+            return []
+        self._save(registry, config, where, source, opened, closed, verdict, now)
+        self.open[source] = {**{p: lvl for p, lvl in stored.items() if p not in closed}, **opened}
+        return [_alert(where, verdict, p, now) for p in opened] + [
+            _alert(where, verdict, p, now, recovered=True) for p in closed
+        ]
+
+    def _stored(
+        self, registry: PluginRegistry, config: ProjectConfig, where: Target, source: str
+    ) -> dict[str, str] | None:
+        """The source's open problems; ``None`` when the table cannot be read now (a database
+        file another run holds, a destination that is down)."""
+        if source in self.open:
+            return self.open[source]
+        found: dict[str, str] = {}
+        if where.has_adapter:  # read once per process: a restart remembers what was sent
+            from dlt_ops.destinations import open_session
+
+            try:
+                session = open_session(registry, config, where, read_only=True)
+            except Exception as exc:  # never loaded there (no file yet), or busy
+                log.debug("freshness.state_unread", source=source, error=str(exc))
+                if where.single_writer and not _exists(where):
+                    self.open[source] = found
+                    return found
+                return None
+            try:
+                if session.fetch_columns(TABLE_NAME) is not None:  # reading creates nothing
+                    found = {p: lvl for p, lvl in session.query(SELECT_OPEN, source)}
+            finally:
+                session.close()
+        self.open[source] = found
+        return found
+
+    def _save(
+        self,
+        registry: PluginRegistry,
+        config: ProjectConfig,
+        where: Target,
+        source: str,
+        opened: dict[str, str],
+        closed: list[str],
+        verdict: Freshness,
+        now: datetime,
+    ) -> None:
+        if not where.has_adapter:  # core tier: remembered in this process only
+            return
+        from dlt_ops.destinations import open_session
+
+        session = open_session(registry, config, where)
+        try:
+            session.ensure_table(FRESHNESS_ALERTS_TABLE)
+            for problem, level in opened.items():
+                session.execute(DELETE, source, problem)
+                session.execute(INSERT, source, problem, level, verdict.describe(), now)
+            for problem in closed:
+                session.execute(RESOLVE, now, source, problem)
+        finally:
+            session.close()
+
+
+def _exists(where: Target) -> bool:
+    """An embedded database's file is there (``database`` is its path)."""
+    from pathlib import Path
+
+    return Path(str(where.database)).exists()
+
+
+def _alert(
+    where: Target, verdict: Freshness, problem: str, now: datetime, *, recovered: bool = False
+) -> Alert:
+    from dlt_ops.alerts import Alert, AlertKind
+    from dlt_ops.redact import redact
+
+    what = "freshness SLA" if problem == "freshness" else "missed run"
+    if recovered:
+        kind, message = AlertKind.recovered, f"{what} recovered: {verdict.describe()}"
+    elif problem == "freshness":
+        kind, message = AlertKind.freshness_missed, f"freshness SLA missed: {verdict.describe()}"
+    else:
+        kind, message = AlertKind.run_missed, f"missed a due run: {verdict.describe()}"
+    return Alert(
+        kind=kind,
+        source=verdict.source,
+        run_id="-",
+        pipeline_name=where.pipeline_name,
+        destination=where.engine,
+        dataset=where.dataset,
+        trigger_source="y-scheduler",
+        started_at=now,
+        message=redact(message),
+    )
