@@ -100,7 +100,7 @@ def test_usage_errors_exit_2_before_any_row(project, templates, cli) -> None:  #
     root = project(CONFIG.format(extra=""), {"events_src": templates["events"]})
     cases = [
         (["-s", "nope"], "unknown source 'nope'"),
-        (["-s", "events_src", "--trigger-source", "dagster"], "no trigger_emitter plugin named"),
+        (["-s", "events_src", "--trigger-source", "prefect"], "no trigger_emitter plugin named"),
         (["-s", "events_src", "--from", "2026-01-01T00:00:00"], "--from and --to go together"),
         (
             ["-s", "events_src", "--from", "2026-01-01", "--to", "2026-01-02T00:00Z"],
