@@ -160,3 +160,27 @@ def test_an_unreachable_ledger_is_down_not_zero(tmp_path) -> None:  # noqa: ANN0
     got = samples(proc.stdout)
     assert got["dlt_ops_ledger_up"] == {(("source", "flat"), ("state", "unreadable")): 0.0}
     assert "dlt_ops_runs_total" not in got and "dlt_ops_rows_loaded_total" not in got
+
+
+def test_freshness_verdicts_are_exported(tmp_path) -> None:  # noqa: ANN001
+    project = build_project(tmp_path / "proj", "duckdb")
+    config = project.root / ".dlt" / "config.toml"
+    text = config.read_text().replace(
+        '[sources.flat.dlt_ops]\nschedule = "@daily"',
+        '[sources.flat.dlt_ops]\nschedule = "@daily"\nfreshness = "1h"',
+    )
+    assert 'freshness = "1h"' in text
+    config.write_text(text)
+    assert project.cli("pipeline", "run", "-s", "flat", "-y").returncode == 0
+    two_hours_ago = datetime.now(UTC) - timedelta(hours=2)
+    with duckdb.connect(str(project.root / "flat_pipeline.duckdb")) as conn:
+        conn.execute(
+            "UPDATE bf_data._dlt_ops_runs SET started_at = ?, completed_at = ?, heartbeat_at = ?",
+            [two_hours_ago, two_hours_ago, two_hours_ago],
+        )
+    got = samples(project.cli("metrics").stdout)
+    level = got["dlt_ops_freshness_level"]
+    assert level[(("level", "error"), ("source", "flat"))] == 1.0
+    assert level[(("level", "ok"), ("source", "flat"))] == 0.0
+    assert level[(("level", "unset"), ("source", "daily"))] == 1.0  # no SLA, never ran
+    assert got["dlt_ops_seconds_since_last_success"][(("source", "flat"),)] >= 7200

@@ -22,7 +22,8 @@ def metrics(
     For a textfile collector or a push gateway; `scheduler run --serve` serves the same at
     /metrics. Per source, from the runs ledger, the receipts and the backfill state: runs by status,
     the newest run's start, end and outcome, rows loaded, cost by basis, running and
-    abandoned runs, backfill chunks by status, seconds since the last success. A ledger that
+    abandoned runs, backfill chunks by status, seconds since the last success, the freshness
+    verdict. A ledger that
     could not be read is dlt_ops_ledger_up 0, never zeros.
     """
     from dlt_ops.errors import UsageError

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 #: the outcomes ``dlt_ops_last_run_outcome`` has a sample for (one of them is 1)
 OUTCOMES = ("completed", "failed", "running", "abandoned")
 READABLE = ("ok", "missing")
+#: the levels ``dlt_ops_freshness_level`` has a sample for (``dlt_ops.ledger.freshness``)
+FRESHNESS_LEVELS = ("ok", "warn", "error", "unset")
 
 
 def _families(fleet: FleetMetrics) -> Iterator[Metric]:
@@ -49,6 +51,10 @@ def _families(fleet: FleetMetrics) -> Iterator[Metric]:
                            []),
         "chunks": gauge("dlt_ops_backfill_chunks", "Backfill chunks by status.",
                         ["backfill_id", "status"]),
+        "fresh": gauge("dlt_ops_freshness_level", "1 for the source's freshness verdict against "
+                       "its [sources.X.dlt_ops] freshness SLA (unset: no SLA).", ["level"]),
+        "missed": gauge("dlt_ops_freshness_missed_run", "1 when a slot of the source's schedule "
+                        "went by with no run started after it.", []),
         "unreadable": gauge("dlt_ops_part_unreadable", "1 when a part of a source's state could "
                             "not be read (receipts, backfill_state).", ["part"]),
     }  # fmt: skip
@@ -78,6 +84,10 @@ def _source(s: SourceMetrics, fleet: FleetMetrics, f: dict[str, Any]) -> None:
         f["success"].add_metric([name], s.last_success.started_at.timestamp())
         ended = s.last_success.completed_at or s.last_success.started_at
         f["since"].add_metric([name], max(0.0, (fleet.now - ended).total_seconds()))
+    if s.freshness is not None:
+        for level in FRESHNESS_LEVELS:
+            f["fresh"].add_metric([name, level], 1.0 if s.freshness.level == level else 0.0)
+        f["missed"].add_metric([name], 1.0 if s.freshness.missed_slot is not None else 0.0)
     if s.cost is None:
         f["unreadable"].add_metric([name, "receipts"], 1.0)
     else:

@@ -19,6 +19,7 @@ from dlt_ops.log import get_logger
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
+    from dlt_ops.ledger.freshness import Freshness
     from dlt_ops.ledger.status import SourceStatus
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.target import Target
@@ -49,6 +50,8 @@ class SourceMetrics:
     #: (backfill_id, chunk status) → chunks; ``None``: backfill state unreadable
     chunks: Counter[tuple[str, str]] | None = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
+    #: the freshness verdict `pipeline status` gives (``None``: the ledger was not read)
+    freshness: Freshness | None = None
 
 
 @dataclass
@@ -157,7 +160,12 @@ def collect_fleet(
     from dlt_ops.target.sessions import SessionPool
 
     statuses = collect_status(registry, config, sources, LedgerQuery("", limit=ALL_RUNS))
+    from dlt_ops.ledger.freshness import freshness_of
+
     out = [_from_ledger(s, now, config.heartbeat_seconds) for s in statuses]
+    for metrics, status in zip(out, statuses, strict=True):
+        if metrics.ledger in ("ok", "missing"):  # every row was read: the verdict status gives
+            metrics.freshness = freshness_of(config, metrics.source, status.runs, now)
     with SessionPool(registry, config) as pool:
         chunks = _Chunks(pool)
         for metrics in out:
