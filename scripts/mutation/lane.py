@@ -35,7 +35,9 @@ LINKS = {
 
 
 def stage() -> None:
-    STAGE.mkdir(exist_ok=True)
+    # exists before the interpreter starts: a PYTHONPATH entry missing at start-up is cached
+    # as "nothing here", and the tests would then import the unmutated package
+    (STAGE / "mutants" / "src").mkdir(parents=True, exist_ok=True)
     for name, target in LINKS.items():
         link = STAGE / name
         if not link.is_symlink():
