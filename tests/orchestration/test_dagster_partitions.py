@@ -40,13 +40,15 @@ for key in sys.argv[2].split(","):
     result = job.execute_in_process(partition_key=key, raise_on_error=False)
     meta = [{k: getattr(v, "value", getattr(v, "text", None)) for k, v in
              e.materialization.metadata.items()} for e in result.get_asset_materialization_events()]
+    failures = [e.step_failure_data.user_failure_data for e in result.get_step_failure_events()]
     print(json.dumps({"key": key, "success": result.success, "run_id": result.run_id,
-                      "meta": meta}, default=str), flush=True)
+                      "meta": meta, "failure": failures[0].description if failures else None},
+                     default=str), flush=True)
 """
 
 
-def _project(tmp_path: Path, pg: Any) -> Any:
-    project = build_project(tmp_path / "proj", "postgres", pg)
+def _project(tmp_path: Path, pg: Any, engine: str = "postgres") -> Any:
+    project = build_project(tmp_path / "proj", engine, pg)
     config = project.root / ".dlt" / "config.toml"
     text = config.read_text()
     keys = f'backfill_start = "{FROM}"\nbackfill_end = "{TO}"\nbackfill_chunk = "1d"\n'
@@ -119,3 +121,31 @@ def test_concurrent_partitions_land_each_day_once(dagster_env: Any, tmp_path: Pa
     assert f"0 completed, {DAYS} skipped, 0 failed" in proc.stdout
     assert project.query("SELECT count(*) FROM {ds}._dlt_ops_runs") == [(DAYS,)]
     assert project.query("SELECT count(*), count(DISTINCT id) FROM {ds}.events") == [(12, 12)]
+
+
+@pytest.mark.integration
+def test_a_failed_partition_fails_its_step_and_a_retry_resumes(dagster_env: Any,
+                                                               tmp_path: Path) -> None:  # fmt: skip
+    project = _project(tmp_path, None, engine="duckdb")
+    env = {"BF_DAYS": str(DAYS)}
+    failed = dagster_env.run(PARTITIONS, str(project.root), "2026-01-02",
+                             env={**env, "BF_FAIL_DAYS": "2026-01-02"})  # fmt: skip
+    assert failed.returncode == 0, (failed.stdout + failed.stderr)[-5000:]
+    first = _lines(failed.stdout)[0]
+    assert first["success"] is False
+    # the step failure is the run's error summary, as the ledger row has it
+    assert "injected failure for the chunk starting 2026-01-02" in first["failure"], first
+    assert project.query("SELECT status FROM {ds}._dlt_backfills WHERE chunk_id = '000001'") == [
+        ("failed",)
+    ]
+    retried = dagster_env.run(PARTITIONS, str(project.root), "2026-01-02", env=env)
+    assert retried.returncode == 0, (retried.stdout + retried.stderr)[-5000:]
+    second = _lines(retried.stdout)[0]
+    assert second["success"] is True and second["meta"][0]["dlt_ops/rows_loaded"] == 1
+    rows = project.query("SELECT run_id, trigger_source, status FROM {ds}._dlt_ops_runs "
+                         "ORDER BY started_at")  # fmt: skip
+    assert [(t, s) for _, t, s in rows] == [("dagster", "failed"), ("dagster", "completed")]
+    assert rows[0][0] == rows[1][0] == second["meta"][0]["dlt_ops/run_id"]  # one chunk identity
+    assert project.query("SELECT status, attempts FROM {ds}._dlt_backfills "
+                         "WHERE chunk_id = '000001'") == [("completed", 2)]  # fmt: skip
+    assert project.query("SELECT count(*), min(day) FROM {ds}.events") == [(1, "2026-01-02")]
