@@ -146,3 +146,35 @@ def test_stale_source_fails_status_and_alerts_once(project, templates, cli, rece
     assert [a["kind"] for a in receiver.bodies] == ["freshness_missed", "recovered"]
     assert _alert_rows(root, "events_src") == [("freshness", "error", False)]
     assert cli("pipeline", "status", "--fail-on", "stale", cwd=root).returncode == 0
+
+
+def test_missed_run_alerts_once_across_restarts_and_on_recovery(
+    project, templates, cli, receiver
+) -> None:  # noqa: ANN001
+    from dlt_ops.clock import utcnow
+    from dlt_ops.destinations import project_registry
+    from dlt_ops.scheduler.freshness_alerts import FreshnessWatch
+
+    config = '[dlt_ops]\ndefault_destination = "duckdb"\ndefault_dataset = "ds"\n'
+    config += f'alert_sinks = ["webhook"]\n\n[dlt_ops.alert_sink.webhook]\nurl = "{receiver.url}"\n'
+    config += '\n[sources.events_src.dlt_ops]\nschedule = "@hourly"\n'  # no SLA: missed runs only
+    root = project(config, {"events_src": templates["events"]})
+    assert cli("pipeline", "run", "-s", "events_src", "-y", cwd=root).returncode == 0
+    _age_ledger(root, "events_src", 3)  # the newest run started 3 h ago: two slots went by
+    loaded = load_project_config(root)
+    registry = project_registry(loaded)
+
+    def check(watch: FreshnessWatch) -> int:  # the scheduler's step after its runs
+        return watch.check(registry, loaded, ["events_src"], utcnow())
+
+    first = FreshnessWatch()
+    assert check(first) == 1 and check(first) == 0  # one alert, not again next pass
+    assert check(FreshnessWatch()) == 0  # a restarted scheduler reads what was sent
+    (alert,) = receiver.bodies
+    assert alert["kind"] == "run_missed" and "missed the run due at" in alert["message"]
+    assert _alert_rows(root, "events_src") == [("missed_run", "missed", True)]
+
+    assert cli("pipeline", "run", "-s", "events_src", "-y", cwd=root).returncode == 0
+    assert check(FreshnessWatch()) == 1 and check(first) == 0
+    assert [a["kind"] for a in receiver.bodies] == ["run_missed", "recovered"]
+    assert _alert_rows(root, "events_src") == [("missed_run", "missed", False)]

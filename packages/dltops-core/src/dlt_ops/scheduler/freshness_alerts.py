@@ -126,9 +126,14 @@ class FreshnessWatch:
         if stored is None:  # unknown what was sent: next pass asks again
             return []
         current = problems_of(verdict)
-        opened = {p: lvl for p, lvl in current.items()
-                  if p not in stored or _RANK[lvl] > _RANK.get(stored[p], 0)}  # fmt: skip
-        closed = [p for p in stored if p not in current]
+        opened, closed = _diff(stored, current)
+        if (opened or closed) and where.has_adapter:
+            # about to alert: read the table again, another scheduler may have sent it already
+            self.open.pop(source, None)
+            stored = self._stored(registry, config, where, source)
+            if stored is None:
+                return []
+            opened, closed = _diff(stored, current)
         if not opened and not closed:
             return []
         self._save(registry, config, where, source, opened, closed, verdict, now)
@@ -191,6 +196,13 @@ class FreshnessWatch:
             session.close()
 
 
+def _diff(stored: dict[str, str], current: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """Problems to alert (new, or worse than stored) and problems gone."""
+    opened = {p: lvl for p, lvl in current.items()
+              if p not in stored or _RANK[lvl] > _RANK.get(stored[p], 0)}  # fmt: skip
+    return opened, [p for p in stored if p not in current]
+
+
 def _exists(where: Target) -> bool:
     """An embedded database's file is there (``database`` is its path)."""
     from pathlib import Path
@@ -206,7 +218,8 @@ def _alert(
 
     what = "freshness SLA" if problem == "freshness" else "missed run"
     if recovered:
-        kind, message = AlertKind.recovered, f"{what} recovered: {verdict.describe()}"
+        detail = f": {verdict.describe()}" if verdict.level != "unset" else ""
+        kind, message = AlertKind.recovered, f"{what} recovered{detail}"
     elif problem == "freshness":
         kind, message = AlertKind.freshness_missed, f"freshness SLA missed: {verdict.describe()}"
     else:
