@@ -175,3 +175,15 @@ def test_unknown_timezone_key_is_a_config_error(project, templates, cli) -> None
     proc = cli("schedule", "emit", "--target", "cron", "-o", "-", cwd=root)
     assert proc.returncode == 2
     assert "timezone" in proc.stderr and "IANA" in proc.stderr
+
+
+def test_validate_names_what_is_wrong_with_a_schedule(project, templates, cli) -> None:  # noqa: ANN001
+    config = '[dlt_ops]\ndefault_destination = "duckdb"\ndefault_dataset = "ds"\n\n'
+    config += '[sources.a_src.dlt_ops]\nschedule = "cron:61 6 * * *"\n\n'
+    config += '[sources.b_src.dlt_ops]\nschedule = "cron:0 6 * * * Mars/Olympus"\n'
+    root = project(config, {n: templates["events"] for n in ("a_src", "b_src")})
+    proc = cli("pipeline", "validate", cwd=root)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out[-3000:]
+    assert "Invalid schedule 'cron:61 6 * * *'" in out and "out of range" in out
+    assert "unknown time zone 'Mars/Olympus'" in out

@@ -82,7 +82,7 @@ class Cron:
         try:
             croniter(expression)
         except CroniterError as exc:  # croniter's own words name the field and value
-            raise ValueError(str(exc).replace(f"[{expression}] ", "")) from None
+            raise ValueError(str(exc)) from None
         return cls(expression, zone)
 
     @cached_property

@@ -141,7 +141,9 @@ def collect(
 
     statuses = collect_status(registry, config, sources, LedgerQuery("", limit=limit))
     readable = [s for s in statuses if s.ledger in ("ok", "missing")]
-    verdicts = {s.source: freshness_of(config, s.source, s.runs, now) for s in readable}
+    verdicts: dict[str, Freshness | None] = {
+        s.source: freshness_of(config, s.source, s.runs, now) for s in readable
+    }
     with_sla = [s.source for s in readable if config.source(s.source).freshness is not None]
     if with_sla:  # their own read: the newest success may be older than the runs shown
         verdicts.update(collect_freshness(registry, config, with_sla, now))

@@ -24,6 +24,19 @@ def config_section_required(ctx: ValidationContext) -> Iterator[Finding]:
             )  # fmt: skip
 
 
+def _why_invalid(schedule: str, timezone: str | None) -> str:
+    """What is wrong with ``schedule``, in the cron parser's words."""
+    from dlt_ops.cron import cron_of
+    from dlt_ops.errors import ConfigError
+
+    try:
+        cron_of(schedule, timezone)
+    except ConfigError as exc:
+        prefix = f"invalid schedule {schedule!r}: "
+        return str(exc).removeprefix(prefix) if str(exc).startswith(prefix) else "unknown tag"
+    return "invalid"
+
+
 def schedule_required(ctx: ValidationContext) -> Iterator[Finding]:
     """Every source declares a valid schedule in [sources.<name>.dlt_ops]."""
     valid = ", ".join(s.value for s in Schedule)
@@ -37,8 +50,9 @@ def schedule_required(ctx: ValidationContext) -> Iterator[Finding]:
         elif not cfg.schedule_valid:
             yield Finding(
                 s.name, "schedule",
-                f"Invalid schedule {cfg.schedule!r} in [sources.{s.name}.dlt_ops]; "
-                f"one of: {valid}.",
+                f"Invalid schedule {cfg.schedule!r} in [sources.{s.name}.dlt_ops] "
+                f"({_why_invalid(cfg.schedule, cfg.timezone)}); one of: {valid}, or "
+                "cron:<min hour dom month dow> [<time zone>].",
             )  # fmt: skip
 
 
