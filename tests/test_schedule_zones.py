@@ -187,3 +187,37 @@ def test_validate_names_what_is_wrong_with_a_schedule(project, templates, cli) -
     assert proc.returncode == 1, out[-3000:]
     assert "Invalid schedule 'cron:61 6 * * *'" in out and "out of range" in out
     assert "unknown time zone 'Mars/Olympus'" in out
+
+
+@pytest.mark.parametrize(("hour", "runs"), [("06", True), ("07", False)])
+def test_github_local_hour_check_runs_one_of_the_two_fires(
+    zoned: Path,
+    cli,
+    tmp_path: Path,
+    hour: str,
+    runs: bool,  # noqa: ANN001
+) -> None:
+    import os
+    import subprocess
+
+    proc = cli("schedule", "emit", "--target", "github-actions", cwd=zoned)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    workflow = yaml.safe_load((zoned / ".github/workflows/dlt-ops.yml").read_text())
+    (step,) = [job["steps"][-1]["run"] for job in workflow["jobs"].values()
+               if job["strategy"]["matrix"]["source"] == ["berlin_src"]]  # fmt: skip
+    # the step as a runner executes it: GitHub's expressions filled in, a clock that says
+    # `hour` in Berlin (a fake `date`), and a `dlt-ops` that only says it ran
+    script = step.replace("${{ github.event_name }}", "schedule").replace(
+        "${{ matrix.source }}", "berlin_src"
+    )
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "date").write_text(f'#!/bin/sh\n[ "$TZ" = Europe/Berlin ] && echo {hour}\n')
+    (bin_dir / "dlt-ops").write_text('#!/bin/sh\necho "RAN $*"\n')
+    for exe in bin_dir.iterdir():
+        exe.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True,
+                          check=True)  # fmt: skip
+    assert ("RAN --root . pipeline run -s berlin_src" in done.stdout) is runs, done.stdout
+    assert ("skipped" in done.stdout) is not runs
