@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from dlt_ops.config.backfill_window import resolve_backfill_keys
-from dlt_ops.config.lineage import LineageConfig, parse_lineage
 from dlt_ops.config.freshness import FreshnessSLA, parse_freshness
+from dlt_ops.config.lineage import LineageConfig, parse_lineage
 from dlt_ops.config.root import CONFIG_RELPATH
 from dlt_ops.config.schema import PROJECT_KEYS, SOURCE_KEYS, KeySpec
 from dlt_ops.config.secret_values import harvest_project_secrets
