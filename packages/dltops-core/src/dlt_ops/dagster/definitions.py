@@ -26,8 +26,6 @@ from dlt_ops.project.model import Project, ResourceDef, SourceInfo
 
 #: Pool names: ``dlt_ops/<engine>/<dataset>``; give each a limit of 1 in the instance config.
 POOL_PREFIX = "dlt_ops"
-#: Engines with one writing process per database (used when no adapter says otherwise).
-_SINGLE_WRITER_ENGINES = frozenset({"duckdb", "motherduck", "sqlite"})
 
 
 def _ident(text: str) -> str:
@@ -39,9 +37,10 @@ def concurrency_pool(
     config: ProjectConfig, source: str, single_writer: dict[str, bool] | None = None
 ) -> str | None:
     """The Dagster pool (concurrency key) of ``source``'s steps: one per destination dataset
-    of a single-writer engine (DuckDB: one writing process per file), ``None`` elsewhere
-    (PostgreSQL, BigQuery: partitions and sources run in parallel). ``single_writer`` caches
-    the answer per engine across the sources of one load."""
+    whose adapter declares ``single_writer`` (an embedded file engine: one writing process per
+    file), ``None`` elsewhere (server engines: partitions and sources run in parallel; a
+    core-tier engine has no adapter to say, and its runs hold the source's file lease anyway).
+    ``single_writer`` caches the answer per engine across the sources of one load."""
     from dlt_ops.destinations import engine_name, load_adapter, project_registry
 
     try:
@@ -54,8 +53,8 @@ def concurrency_pool(
         try:
             adapter = load_adapter(project_registry(config), engine)
             known[engine] = adapter.capabilities.single_writer
-        except DltOpsError:  # no adapter installed: judge by the engine's name
-            known[engine] = engine in _SINGLE_WRITER_ENGINES
+        except DltOpsError:  # no adapter installed (core tier): nothing declares one writer
+            known[engine] = False
     return f"{POOL_PREFIX}/{_ident(engine)}/{_ident(dataset)}" if known[engine] else None
 
 
