@@ -183,3 +183,28 @@ def test_a_process_that_never_finishes_its_run_still_exits(finish: bool) -> None
         "w.start()\n" + ("w.finish('completed')\n" if finish else "")
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=20)
+
+
+def test_each_heartbeat_lets_the_connection_go_and_a_failing_one_is_named() -> None:
+    released: list[int] = []
+    recording = Recording()
+
+    class FailsBeats(Recording):
+        def heartbeat(self, run: RunRecord) -> None:
+            raise RuntimeError("beat refused")
+
+    writer = LedgerWriter(
+        [("rec", recording), ("beats", FailsBeats())], make_run(), heartbeat_seconds=0.05,
+        release=lambda: released.append(1),
+    )  # fmt: skip
+    with capture_logs() as logs:
+        writer.start()
+        deadline = time.monotonic() + 10
+        while recording.kinds().count("heartbeat") < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        writer.finish(RunStatus.completed)
+    beats = recording.kinds().count("heartbeat")
+    assert beats >= 2 and len(released) == beats + 2  # start, every beat, finish
+    assert "Failed to write run-heartbeat row to beats (non-fatal, run continues)" in [
+        e["event"] for e in logs
+    ]

@@ -12,7 +12,7 @@ from dlt_ops.receipts.counting import Tallies, _size, attach_counters
 
 def _source(pages: list[list[dict[str, Any]]]) -> Any:
     @dlt.resource(name="events", primary_key="id")
-    def events(cursor=dlt.sources.incremental("id", initial_value=3)):  # noqa: ANN001, ANN202, B008
+    def events(cursor=dlt.sources.incremental("id", initial_value=2)):  # noqa: ANN001, ANN202, B008
         yield from pages
 
     @dlt.resource(name="other")
@@ -30,9 +30,9 @@ def test_rows_pages_and_passed_are_counted_per_resource() -> None:
     tallies = Tallies()
     source = attach_counters(_source([[{"id": 1}, {"id": 2}, {"id": 3}], [{"id": 4}]]), tallies)
     rows = list(source)
-    assert len(rows) == 3  # ids 3 and 4 of events, and other's row
+    assert len(rows) == 4  # ids 2, 3 and 4 of events, and other's row
     events = tallies.by_resource["events"]
-    assert (events.records_in, events.pages, events.passed) == (4, 2, 2)
+    assert (events.records_in, events.pages, events.passed) == (4, 2, 3)
     other = tallies.by_resource["other"]
     assert (other.records_in, other.pages, other.passed) == (1, 1, 1)
     assert set(tallies.by_resource) == {"events", "other"}
@@ -72,3 +72,4 @@ def test_item_sizes() -> None:
     frame = pd.DataFrame({"a": [1, 2]})
     assert _size(frame) == 2
     assert _size([frame, frame]) == 4
+    assert _size(pd.Series([1, 2, 3])) == 1  # a yielded Series is one item, not a table
