@@ -166,3 +166,63 @@ def _resolve_plain_src(key: str, host: str, from_config: str) -> None:
     assert masked(key)
     assert not masked(host)  # not a secret name
     assert not masked(from_config)  # a secret name, but from a config file
+
+
+def test_dlts_global_secrets_files_are_harvested(monkeypatch: pytest.MonkeyPatch,
+                                                 tmp_path: Path) -> None:  # fmt: skip
+    import os
+
+    from dlt_ops.config.secret_values import _global_dirs
+
+    in_home, in_xdg = fresh(), fresh()
+    (tmp_path / "home" / ".dlt").mkdir(parents=True)
+    (tmp_path / "home" / ".dlt" / "secrets.toml").write_text(f'[a]\ntoken = "{in_home}"\n')
+    (tmp_path / "xdg" / "dlt").mkdir(parents=True)
+    (tmp_path / "xdg" / "dlt" / "secrets.toml").write_text(f'[a]\npassword = "{in_xdg}"\n')
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    dirs = _global_dirs()
+    assert dirs[:2] == (tmp_path / "home" / ".dlt", tmp_path / "xdg" / "dlt")
+    assert (Path("/var/dlt") in dirs) == (os.geteuid() == 0)  # dlt's data dir as root
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert tmp_path / "xdg" / "dlt" not in _global_dirs()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    harvest_project_secrets(tmp_path / "project", {}, {})
+    assert masked(in_home) and masked(in_xdg)
+
+
+def test_watching_reads_the_secrets_providers_and_what_dlt_resolved_before(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import dlt
+    from dlt.common.configuration.container import Container
+    from dlt.common.configuration.specs.pluggable_run_context import PluggableRunContext
+    from dlt.common.configuration.utils import TraceLogContext
+
+    from dlt_ops.project.loader import use_project_dir
+
+    unread, in_config, early = fresh(), fresh(), fresh()
+    (tmp_path / ".dlt").mkdir()
+    (tmp_path / ".dlt" / "secrets.toml").write_text(f'[sources.nobody]\napi_key = "{unread}"\n')
+    (tmp_path / ".dlt" / "config.toml").write_text(f'[sources.nobody]\napi_key = "{in_config}"\n')
+    before = Path(Container()[PluggableRunContext].context.run_dir)
+    monkeypatch.chdir(tmp_path)
+    use_project_dir(tmp_path, refresh=True)
+    saved = Container()[TraceLogContext]
+    try:
+        Container()[TraceLogContext] = TraceLogContext()  # dlt's own log, not yet watched
+        monkeypatch.setenv("SOURCES__EARLY_SRC__API_KEY", early)
+
+        @dlt.source(name="early_src")
+        def early_src(api_key: str = dlt.secrets.value):  # noqa: ANN202
+            return dlt.resource([1], name="r")
+
+        early_src()  # resolved before anyone watched
+        assert not masked(early)
+        watch_dlt_secrets()
+        assert masked(early)  # taken from what dlt had already logged
+        assert masked(unread)  # never resolved, but held by a secrets provider
+        assert not masked(in_config)  # config.toml holds no secrets
+    finally:
+        Container()[TraceLogContext] = saved
+        use_project_dir(before, refresh=True)
