@@ -195,3 +195,21 @@ def test_a_reclaim_is_logged_with_its_chunk_and_reason(session: DestinationSessi
     with capture_logs() as quiet:
         assert not old.claim(bid, "000000", LEASE)  # lost: nothing reclaimed, nothing logged
     assert quiet == []
+
+
+def test_a_naive_timestamp_is_utc_not_local_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        values = dict.fromkeys(COLUMNS)
+        noon = datetime(2026, 1, 1, 12)
+        values.update(pipeline_name="p", source_section="s", backfill_id="b", chunk_id="0",
+                      chunk_from=noon, chunk_to=noon, backfill_from=noon, backfill_to=noon,
+                      chunk_size="1d", status="pending", run_id="r", attempts=0)  # fmt: skip
+        row = ChunkRow.from_row(tuple(values[c] for c in COLUMNS))
+        assert row.chunk_from == datetime(2026, 1, 1, 12, tzinfo=UTC)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
