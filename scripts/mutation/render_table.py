@@ -36,43 +36,28 @@ def rows(stage: Path, equivalent: set[str]) -> list[list[str]]:
         meta = stage / "mutants" / (source + ".meta")
         module = source.removeprefix("src/").removesuffix(".py").replace("/", ".")
         if not meta.exists():
-            out.append([f"`{module}`", "–", "–", "–", "–", "–", "–", "not run"])
+            out.append([f"`{module}`", "–", "–", "–", "–", "–", "–", "–", "not run"])
             continue
         codes = json.loads(meta.read_text("utf-8"))["exit_code_by_key"]
         eq = sum(1 for name, c in codes.items() if name in equivalent and c not in KILLED)
         killed = sum(1 for c in codes.values() if c in KILLED)
         timeout = sum(1 for c in codes.values() if c in TIMEOUT)
         left = [n for n, c in codes.items() if c in SURVIVED | NO_TESTS and n not in equivalent]
-        other = len(codes) - killed - timeout - eq - len(left)
-        total = len(codes)
-        share = f"{100 * len(left) / total:.1f} %" if total else "–"
-        out.append(
-            [
-                f"`{module}`",
-                str(total),
-                str(killed),
-                str(timeout),
-                str(len(left)),
-                str(eq),
-                str(other),
-                share,
-            ]
-        )
+        not_run = sum(1 for c in codes.values() if c is None)
+        other = len(codes) - killed - timeout - eq - len(left) - not_run
+        checked = len(codes) - not_run
+        share = f"{100 * len(left) / checked:.1f} %" if checked else "–"
+        if not_run:
+            share += f" of {checked} run"
+        counts = (len(codes), killed, timeout, len(left), eq, not_run, other)
+        out.append([f"`{module}`", *map(str, counts), share])
     return out
 
 
 def render(stage: Path, doc_path: Path) -> None:
     doc = doc_path.read_text("utf-8")
-    head = [
-        "module",
-        "mutants",
-        "killed",
-        "timeout",
-        "survived",
-        "equivalent",
-        "other",
-        "survived %",
-    ]
+    head = "module mutants killed timeout survived equivalent not-run other survived-%".split()
+    head = [h.replace("-", " ") for h in head]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     lines += ["| " + " | ".join(r) + " |" for r in rows(stage, equivalents(doc))]
     table = "\n".join(lines)
