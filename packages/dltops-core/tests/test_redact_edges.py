@@ -65,3 +65,12 @@ def test_key_value_pairs(text: str, expected: str) -> None:
 )
 def test_urls_and_bearer_tokens(text: str, expected: str) -> None:
     assert redact(text) == expected
+
+
+def test_a_url_password_with_an_unencoded_at_sign_is_masked_whole() -> None:
+    from dlt_ops.redact import redact
+
+    assert redact("postgresql://loader:p@ss@db.internal:5432/analytics") == (
+        "postgresql://loader:***@db.internal:5432/analytics"
+    )
+    assert "ss@" not in redact("failed: postgresql://u:se@cr@et@h/db (timeout)")

@@ -7,8 +7,12 @@ import threading
 
 # The scheme starts where a word does: tried at every offset of a long word, the scan to its
 # end made one 10 KB token cost ~0.16 s (quadratic).
+# The password runs to the *last* ``@`` of the word: an unencoded ``@`` inside it
+# (``u:p@ss@host``) would otherwise leave its tail (``ss``) in the clear. Masking too much of a
+# URL with a later ``@`` (in a query) is the safe side.
 _URL_PASSWORD = re.compile(
-    r"(?P<scheme>(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:/@\s]*):(?P<pw>[^@\s]+)@"
+    r"(?P<scheme>(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:/@\s]*):"
+    r"(?P<pw>\S+?)@(?=[^@\s]*(?:\s|$))"
 )
 # A secret-ish key, also as the tail of a longer name (client_secret, access_token,
 # X-API-Key), then = or :, then a quoted value (spaces and all) or a bare one.
