@@ -59,11 +59,14 @@ def test_once_runs_what_is_due_and_then_nothing(scheduled: Path, cli) -> None:  
     # a nightly source that ran after its last slot is not due; plant that run first
     first = cli("pipeline", "run", "-s", "nightly_src", "-y", cwd=scheduled)
     assert first.returncode == 0, first.stderr[-3000:]
-    with duckdb.connect(str(scheduled / "nightly_src_pipeline.duckdb"), read_only=True) as con:
-        (planted,) = con.execute("SELECT started_at FROM ds._dlt_ops_runs").fetchone()
-    # a second into the hour the planted run started in: hourly's slot (the top of that hour)
-    # and nightly's (03:15 at or before it) both came before the planted run started
-    now = planted.astimezone(UTC).replace(minute=0, second=1, microsecond=0)
+    # a second into the current hour (hourly's runs start at the wall clock, so the injected
+    # now follows it); the planted nightly run is moved past both passes below, so nightly has
+    # run after every slot they see whatever the hour (its 03:15 slot may fall between them)
+    now = datetime.now(UTC).replace(minute=0, second=1, microsecond=0)
+    planted = now + timedelta(hours=2)
+    with duckdb.connect(str(scheduled / "nightly_src_pipeline.duckdb")) as con:
+        con.execute("UPDATE ds._dlt_ops_runs SET started_at = ?, completed_at = ?, "
+                    "heartbeat_at = ?", [planted, planted, planted])  # fmt: skip
     ticks = _pass(scheduled, now)
     assert [(t.source, t.status, t.slot) for t in ticks] == [
         ("hourly_src", "completed", now.replace(second=0))
