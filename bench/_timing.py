@@ -14,6 +14,7 @@ Not a test module: the scripts print a table. Everything here is about measuring
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shutil
 import statistics
@@ -412,3 +413,54 @@ def timed(label: str, fn: Callable[[], object]) -> object:
     out = fn()
     print(f"  setup: {label} ({time.perf_counter() - start:.1f} s)", file=sys.stderr, flush=True)
     return out
+
+
+# ----------------------------------------------------------------------------- orchestrators
+
+
+def importable(python: str, module: str) -> bool:
+    """Whether ``python`` can import ``module`` (an orchestrator the dev venv lacks)."""
+    return subprocess.run([python, "-c", f"import {module}"], capture_output=True).returncode == 0
+
+
+def child_samples(python: str, child: str, root: Path, runs: int,
+                  env: dict[str, str]) -> list[dict[str, float]]:  # fmt: skip
+    """Run the script ``child`` (``python -c child root``) ``runs`` times after one warm-up, a
+    fresh process each, and collect the JSON object each prints last (its own timing:
+    the orchestrator's import is outside the clock, as in a long-lived parser process)."""
+    env = dict(env, RUNTIME__DLTHUB_TELEMETRY="false")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    samples = []
+    for i in range(runs + 1):
+        out = subprocess.run([python, "-c", child, str(root)], env=env, capture_output=True,
+                             text=True, check=True, timeout=600)  # fmt: skip
+        if i:  # the first one warms the file cache, the scan cache and bytecode
+            samples.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return samples
+
+
+def print_verdict(title: str, samples: Sequence[dict[str, float]], target_s: float) -> None:
+    """``title``, then the median and min of the samples' ``seconds`` against ``target_s``."""
+    seconds = [s["seconds"] for s in samples]
+    med = statistics.median(seconds)
+    verdict = "PASS" if med <= target_s else "FAIL"
+    print(title)
+    print(f"median {med:.3f} s  min {min(seconds):.3f} s  target <= {target_s} s  {verdict}")
+    print(f"note: {machine_note()}")
+
+
+def many_source_project(work: Path, name: str, n: int, source_text: str,
+                        extra: Callable[[int], str] = lambda i: "") -> Path:  # fmt: skip
+    """A project of ``n`` scheduled DuckDB sources ``src_000``… from ``source_text`` (formatted
+    with ``name``), ``extra(i)`` appended to source ``i``'s ``dlt_ops`` table; the DAG or
+    Definitions factories read it with Phase 1 only, so no ledger is needed."""
+    root = init_project(OURS, work, bench_env(work), name=name)
+    shutil.rmtree(root / "my_pipeline")
+    (root / "my_pipeline" / "source").mkdir(parents=True)
+    (root / ".dlt" / "config.toml").write_text(
+        '[dlt_ops]\ndefault_destination = "duckdb"\ndefault_dataset = "bench"\n'
+    )
+    for i in range(n):
+        source = f"src_{i:03d}"
+        add_source(root, source, source_text.format(name=source), dataset="bench", extra=extra(i))
+    return root

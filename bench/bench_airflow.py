@@ -14,16 +14,14 @@ Run: .venv/bin/python bench/bench_airflow.py [--install] [--python PY] [--source
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from _timing import OURS, REPO, add_source, init_project, machine_note
+from _timing import REPO, child_samples, importable, many_source_project, print_verdict
 
 TARGET_S = 1.0
 AIRFLOW_SPEC = "apache-airflow>=3.0"
@@ -75,38 +73,15 @@ def install_airflow(venv: Path) -> str:
 
 def project(work: Path, n: int) -> Path:
     """``n`` scheduled sources (no ledger needed: the factory reads the project only)."""
-    env = dict(os.environ, RUNTIME__DLTHUB_TELEMETRY="false")
-    root = init_project(OURS, work, env, name="airflow")
-    shutil.rmtree(root / "my_pipeline")
-    (root / "my_pipeline" / "source").mkdir(parents=True)
-    (root / ".dlt" / "config.toml").write_text(
-        '[dlt_ops]\ndefault_destination = "duckdb"\ndefault_dataset = "bench"\n'
-    )
-    for i in range(n):
-        name = f"src_{i:03d}"
-        add_source(root, name, SOURCE.format(name=name), dataset="bench")
-    return root
+    return many_source_project(work, "airflow", n, SOURCE)
 
 
 def measure(python: str, root: Path, runs: int, work: Path) -> list[dict[str, float]]:
     """``runs`` fresh processes (after one warm-up): the child's own figures."""
-    home = work / "airflow-home"
-    home.mkdir(exist_ok=True)
-    env = dict(os.environ, AIRFLOW_HOME=str(home), AIRFLOW__CORE__LOAD_EXAMPLES="False",
-               RUNTIME__DLTHUB_TELEMETRY="false")  # fmt: skip
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    samples = []
-    for i in range(runs + 1):
-        out = subprocess.run([python, "-c", CHILD, str(root)], env=env, capture_output=True,
-                             text=True, check=True, timeout=600)  # fmt: skip
-        if i:  # the first one warms the file cache and writes bytecode
-            samples.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    return samples
-
-
-def airflow_available(python: str) -> bool:
-    probe = subprocess.run([python, "-c", "import airflow"], capture_output=True)
-    return probe.returncode == 0
+    (work / "airflow-home").mkdir(exist_ok=True)
+    env = dict(os.environ, AIRFLOW_HOME=str(work / "airflow-home"),
+               AIRFLOW__CORE__LOAD_EXAMPLES="False")  # fmt: skip
+    return child_samples(python, CHILD, root, runs, env)
 
 
 def main() -> None:
@@ -119,17 +94,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="dltops-bench-airflow-") as tmp:
         work = Path(tmp)
         python = install_airflow(work / "venv") if args.install else args.python
-        if not airflow_available(python):
+        if not importable(python, "airflow"):
             print(f"skipped: Apache Airflow is not importable by {python} (try --install)")
             return
         samples = measure(python, project(work / "p", args.sources), args.runs, work)
-    seconds = [s["seconds"] for s in samples]
-    med = statistics.median(seconds)
-    print(f"Airflow DAG factory, {args.sources} sources ({samples[0]['dags']:.0f} DAG(s), "
-          f"{samples[0]['tasks']:.0f} tasks), median of {args.runs}")  # fmt: skip
-    verdict = "PASS" if med <= TARGET_S else "FAIL"
-    print(f"median {med:.3f} s  min {min(seconds):.3f} s  target <= {TARGET_S} s  {verdict}")
-    print(f"note: {machine_note()}")
+    print_verdict(f"Airflow DAG factory, {args.sources} sources ({samples[0]['dags']:.0f} "
+                  f"DAG(s), {samples[0]['tasks']:.0f} tasks), median of {args.runs}",
+                  samples, TARGET_S)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -16,16 +16,12 @@ Run: .venv/bin/python bench/bench_dagster.py [--install] [--python PY] [--source
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from _timing import OURS, add_source, init_project, machine_note
+from _timing import child_samples, importable, many_source_project, print_verdict
 
 TARGET_S = 1.0
 
@@ -77,38 +73,14 @@ def dagster_python() -> str:
 
 def project(work: Path, n: int) -> Path:
     """``n`` scheduled sources, every other one with a backfill window."""
-    env = dict(os.environ, RUNTIME__DLTHUB_TELEMETRY="false")
-    root = init_project(OURS, work, env, name="dagster")
-    shutil.rmtree(root / "my_pipeline")
-    (root / "my_pipeline" / "source").mkdir(parents=True)
-    (root / ".dlt" / "config.toml").write_text(
-        '[dlt_ops]\ndefault_destination = "duckdb"\ndefault_dataset = "bench"\n'
-    )
-    for i in range(n):
-        name = f"src_{i:03d}"
-        add_source(root, name, SOURCE.format(name=name), dataset="bench",
-                   extra=WINDOW if i % 2 == 0 else "")  # fmt: skip
-    return root
+    return many_source_project(work, "dagster", n, SOURCE, lambda i: WINDOW if i % 2 == 0 else "")
 
 
 def measure(python: str, root: Path, runs: int, work: Path) -> list[dict[str, float]]:
     """``runs`` fresh processes (after one warm-up): the child's own figures."""
-    home = work / "dagster-home"
-    home.mkdir(exist_ok=True)
-    env = dict(os.environ, DAGSTER_HOME=str(home), RUNTIME__DLTHUB_TELEMETRY="false")
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    samples = []
-    for i in range(runs + 1):
-        out = subprocess.run([python, "-c", CHILD, str(root)], env=env, capture_output=True,
-                             text=True, check=True, timeout=600)  # fmt: skip
-        if i:  # the first one warms the file cache, the scan cache and bytecode
-            samples.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    return samples
-
-
-def dagster_available(python: str) -> bool:
-    probe = subprocess.run([python, "-c", "import dagster"], capture_output=True)
-    return probe.returncode == 0
+    (work / "dagster-home").mkdir(exist_ok=True)
+    env = dict(os.environ, DAGSTER_HOME=str(work / "dagster-home"))
+    return child_samples(python, CHILD, root, runs, env)
 
 
 def main() -> None:
@@ -119,21 +91,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     python = dagster_python() if args.install else args.python
-    if not dagster_available(python):
+    if not importable(python, "dagster"):
         print(f"skipped: Dagster is not importable by {python} (try --install)")
         return
     with tempfile.TemporaryDirectory(prefix="dltops-bench-dagster-") as tmp:
         work = Path(tmp)
         samples = measure(python, project(work / "p", args.sources), args.runs, work)
-    seconds = [s["seconds"] for s in samples]
-    med = statistics.median(seconds)
     first = samples[0]
-    print(f"Dagster build_definitions, {args.sources} sources ({first['assets']:.0f} assets, "
-          f"{first['jobs']:.0f} partitioned jobs, {first['schedules']:.0f} schedule(s)), "
-          f"median of {args.runs}")  # fmt: skip
-    verdict = "PASS" if med <= TARGET_S else "FAIL"
-    print(f"median {med:.3f} s  min {min(seconds):.3f} s  target <= {TARGET_S} s  {verdict}")
-    print(f"note: {machine_note()}")
+    print_verdict(f"Dagster build_definitions, {args.sources} sources ({first['assets']:.0f} "
+                  f"assets, {first['jobs']:.0f} partitioned jobs, {first['schedules']:.0f} "
+                  f"schedule(s)), median of {args.runs}", samples, TARGET_S)  # fmt: skip
 
 
 if __name__ == "__main__":
