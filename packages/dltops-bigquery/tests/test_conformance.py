@@ -4,8 +4,8 @@ Runs on the local ``bqemulator`` (started by the ``bigquery_emulator`` session f
 the ``live`` lane, on real BigQuery when ``DLTOPS_TEST_BIGQUERY_PROJECT`` and credentials are
 set. Every kit test runs on the emulator; the one the engine cannot satisfy
 (``test_unique_constraint_is_enforced``) skips from ``capabilities.unique_constraints=False``,
-and the two that run transactions on two sessions at once are strict xfails there (the
-emulator's limit, not BigQuery's: see ``_emulator_limits``).
+the two that run transactions on two sessions at once and the one that alters a table are
+strict xfails there (the emulator's limits, not BigQuery's: see ``_emulator_limits``).
 """
 
 from __future__ import annotations
@@ -64,3 +64,13 @@ class TestBigQueryConformance(DestinationAdapterSuite):
         )
         if request.node.originalname in concurrent and on_emulator:
             request.applymarker(self._ONE_SESSION_AT_A_TIME)
+        if request.node.originalname == self._ALTERED and on_emulator:
+            request.applymarker(self._STALE_CATALOG)
+
+    # bqemulator 1.4.0 runs ALTER TABLE ... ADD COLUMN but its INFORMATION_SCHEMA.COLUMNS keeps
+    # the table's first columns, so a second look adds the column again ("already exists").
+    # Real BigQuery's catalog shows the column; the live lane runs the test as written.
+    _ALTERED = "test_evolving_table_gains_missing_columns_and_keeps_rows"
+    _STALE_CATALOG = pytest.mark.xfail(
+        strict=True, reason="bqemulator: INFORMATION_SCHEMA misses columns added by ALTER TABLE"
+    )

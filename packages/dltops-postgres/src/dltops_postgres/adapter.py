@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from dlt_ops.adapters import (
     Capabilities,
+    Column,
     ColumnType,
     ConnectionTarget,
     SqlAdapterBase,
@@ -151,6 +152,11 @@ class PostgresAdapter(SqlAdapterBase):
         """``CREATE TABLE IF NOT EXISTS``, safe when several workers race to it."""
         with self._ddl_lock(client, dataset):
             super().create_table(client, dataset, spec)
+
+    def add_columns(self, client: Any, dataset: str, table: str, columns: Sequence[Column]) -> None:
+        """``ALTER TABLE ... ADD COLUMN``, serialized like creation."""
+        with self._ddl_lock(client, dataset):
+            super().add_columns(client, dataset, table, columns)
 
     def drop_table(self, client: Any, dataset: str, table: str) -> None:
         """``DROP TABLE IF EXISTS`` (idempotent, serialized like creation)."""

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from dlt_ops.adapters.model import (
     Capabilities,
+    Column,
     ColumnInfo,
     ColumnType,
     ConnectionTarget,
@@ -226,6 +227,33 @@ class SqlAdapterBase(DestinationAdapter):
                 self._run(client, sql, (), fetch=False)
         except Exception as exc:
             raise self._wrap(exc, f"could not create table {spec.name}") from exc
+
+    def add_columns(self, client: Any, dataset: str, table: str, columns: Sequence[Column]) -> None:
+        """``ALTER TABLE ... ADD COLUMN`` for each of ``columns`` (nullable: existing rows have
+        no value); a column another process added meanwhile is not an error."""
+        ref = self.table_ref(dataset, table)
+        for column in columns:
+            name = self.quote_identifier(column.name)
+            sql = f"ALTER TABLE {ref} ADD COLUMN {name} {self.type_names[column.type]}"
+            try:
+                self._run(client, sql, (), fetch=False)
+            except Exception as exc:
+                present = {c.name.lower() for c in self.fetch_columns(client, dataset, table) or ()}
+                if column.name.lower() not in present:
+                    raise self._wrap(exc, f"could not add column {column.name} to {table}") from exc
+
+    def evolve_table(self, client: Any, dataset: str, spec: TableSpec) -> list[str]:
+        """Create ``spec`` when absent, else add the columns an older version's table lacks;
+        the names added (one catalog read when the table is current)."""
+        present = self.fetch_columns(client, dataset, spec.name)
+        if present is None:
+            self.create_table(client, dataset, spec)
+            return []
+        have = {c.name.lower() for c in present}
+        missing = [c for c in spec.columns if c.name.lower() not in have]
+        if missing:
+            self.add_columns(client, dataset, spec.name, missing)
+        return [c.name for c in missing]
 
     def drop_table(self, client: Any, dataset: str, table: str) -> None:
         """``DROP TABLE IF EXISTS`` (idempotent; looked up first without ``if_exists_ddl``)."""

@@ -57,6 +57,9 @@ class TableSpec:
     unique: tuple[str, ...] = ()
     #: Column groups worth an index for reads; rendered only where ``capabilities.indexes``.
     indexes: tuple[tuple[str, ...], ...] = ()
+    #: The table gains columns across versions: ``ensure_table`` adds the ones an existing
+    #: table lacks (always nullable, as its old rows have no value for them).
+    evolving: bool = False
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,13 @@ class DestinationAdapter(Protocol):
         project-relative file it reads); ``None`` lets dlt build it from the project's config."""
         return None
 
+    def evolve_table(self, client: SqlClient, dataset: str, spec: TableSpec) -> list[str]:
+        """Create ``spec`` when absent, else add the columns an existing table lacks and
+        return their names. The default only creates (a table an older version made keeps
+        its columns); ``BaseSqlAdapter`` adds them with ``ALTER TABLE ... ADD COLUMN``."""
+        self.create_table(client, dataset, spec)
+        return []
+
     def measured_cost(self, client: SqlClient, dataset: str, run: Any) -> float | None:
         """What the destination billed for ``run``'s load, in dollars (``None``: not known).
 

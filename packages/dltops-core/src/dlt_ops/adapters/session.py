@@ -10,6 +10,9 @@ from typing import Any
 from dlt_ops.adapters.model import ColumnInfo, ConnectionTarget, TableSpec
 from dlt_ops.adapters.protocol import DestinationAdapter, SqlClient
 from dlt_ops.adapters.statements import Statement
+from dlt_ops.log import get_logger
+
+log = get_logger(__name__)
 
 
 class DestinationSession:
@@ -56,11 +59,17 @@ class DestinationSession:
                 self._dataset_ready = True
 
     def ensure_table(self, spec: TableSpec) -> None:
-        """Create ``spec`` (and the dataset) once per session."""
+        """Create ``spec`` (and the dataset) once per session; an ``evolving`` spec's existing
+        table gains the columns it lacks."""
         with self._lock:
             if spec.name not in self._ensured:
                 self.ensure_dataset()
-                self.adapter.create_table(self.client, self.dataset, spec)
+                if spec.evolving:
+                    added = self.adapter.evolve_table(self.client, self.dataset, spec)
+                    if added:
+                        log.info("table.columns_added", table=spec.name, columns=added)
+                else:
+                    self.adapter.create_table(self.client, self.dataset, spec)
                 self._ensured.add(spec.name)
 
     def fetch_columns(self, table: str) -> list[ColumnInfo] | None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
-from dlt_ops.adapters import Statement
+from dlt_ops.adapters import ColumnInfo, Statement
 from dlt_ops.ledger.model import ALL_KEYS, RUNS_TABLE, RUNS_TABLE_NAME, RunRecord, RunStatus
 from dlt_ops.ledger.sinks import LedgerQuery, LedgerSinkContext
 from dlt_ops.log import get_logger
@@ -23,20 +24,33 @@ HEARTBEAT_RUN = Statement(
 )
 FINISH_RUN = Statement(
     f"UPDATE {{{RUNS_TABLE_NAME}}} SET status = ?, completed_at = ?, heartbeat_at = ?, "
-    "dlt_run_id = ?, records_extracted = ?, records_loaded = ?, error_summary = ? "
+    "dlt_run_id = ?, records_extracted = ?, records_loaded = ?, error_summary = ?, note = ? "
     "WHERE run_id = ? AND source_section = ? AND started_at = ? AND status = ?"
 )
 PRUNE_COUNT = Statement(f"SELECT COUNT(*) FROM {{{RUNS_TABLE_NAME}}} WHERE started_at < ?")
 PRUNE_DELETE = Statement(f"DELETE FROM {{{RUNS_TABLE_NAME}}} WHERE started_at < ?")
 
 
-SELECT_RUN_BY_ID = Statement(
-    f"SELECT {_COLS} FROM {{{RUNS_TABLE_NAME}}} WHERE run_id = ? OR substr(run_id, 1, ?) = ? "
-    "ORDER BY started_at DESC"
-)
+def select_list(present: Iterable[ColumnInfo] | None = None) -> str:
+    """The ``SELECT`` list in ``ALL_KEYS`` order; a column an older version's table lacks
+    (``present`` given) reads as ``NULL`` until the next write adds it."""
+    if present is None:
+        return _COLS
+    have = {c.name.lower() for c in present}
+    return ", ".join(k if k in have else f"NULL AS {k}" for k in ALL_KEYS)
 
 
-def select_runs(query: LedgerQuery) -> tuple[Statement, tuple[object, ...]]:
+def select_run_by_id(present: Iterable[ColumnInfo] | None = None) -> Statement:
+    """Rows whose run id is the reference or starts with it, newest first."""
+    return Statement(
+        f"SELECT {select_list(present)} FROM {{{RUNS_TABLE_NAME}}} "
+        "WHERE run_id = ? OR substr(run_id, 1, ?) = ? ORDER BY started_at DESC"
+    )
+
+
+def select_runs(
+    query: LedgerQuery, present: Iterable[ColumnInfo] | None = None
+) -> tuple[Statement, tuple[object, ...]]:
     """The newest-first SELECT for ``query`` and its parameters."""
     where: list[str] = ["source_section = ?"]
     params: list[object] = [query.source]
@@ -49,7 +63,7 @@ def select_runs(query: LedgerQuery) -> tuple[Statement, tuple[object, ...]]:
         params.append(query.since)
     limit = int(query.limit)  # an int, validated positive by the caller, not user text
     text = (
-        f"SELECT {_COLS} FROM {{{RUNS_TABLE_NAME}}} WHERE {' AND '.join(where)} "
+        f"SELECT {select_list(present)} FROM {{{RUNS_TABLE_NAME}}} WHERE {' AND '.join(where)} "
         f"ORDER BY started_at DESC LIMIT {limit}"
     )
     return Statement(text), tuple(params)
@@ -103,6 +117,7 @@ class DestinationLedgerSink:
             run.records_extracted,
             run.records_loaded,
             run.error_summary,
+            run.note,
             run.run_id,
             run.source_section,
             run.started_at,
@@ -118,17 +133,19 @@ class DestinationLedgerSink:
         """Ledger rows whose run id is ``ref`` or starts with it (a retried backfill chunk has
         several rows with one id), newest first."""
         session = self.context.open_session()
-        if session.fetch_columns(RUNS_TABLE_NAME) is None:
+        present = session.fetch_columns(RUNS_TABLE_NAME)
+        if present is None:
             return []
-        rows = session.query(SELECT_RUN_BY_ID, ref, len(ref), ref)
+        rows = session.query(select_run_by_id(present), ref, len(ref), ref)
         return [RunRecord.from_row(row) for row in rows]
 
     def read_runs(self, query: LedgerQuery) -> list[RunRecord] | None:
         """Newest-first runs; ``None`` when the table does not exist."""
         session = self.context.open_session()
-        if session.fetch_columns(RUNS_TABLE_NAME) is None:
+        present = session.fetch_columns(RUNS_TABLE_NAME)
+        if present is None:
             return None
-        stmt, params = select_runs(query)
+        stmt, params = select_runs(query, present)
         return [RunRecord.from_row(row) for row in session.query(stmt, *params)]
 
     def prune(self, older_than: datetime, *, dry_run: bool) -> int:

@@ -60,11 +60,17 @@ EXTRA_COLUMNS: tuple[Column, ...] = (
     Column("window_to", _TS),
     Column("dltops_version", _T),
     Column("dlt_version", _T),
+    # added later: an older table gains them on the next write (TableSpec.evolving)
+    Column("orchestrator_run_id", _T),
+    Column("orchestrator_try", _B),
+    Column("queued_at", _TS),
+    Column("note", _T),
 )
 RUNS_TABLE = TableSpec(
     RUNS_TABLE_NAME,
     SEED_COLUMNS + EXTRA_COLUMNS,
     indexes=(("source_section", "started_at"),),
+    evolving=True,
 )
 SEED_KEYS: tuple[str, ...] = tuple(c.name for c in SEED_COLUMNS)
 ALL_KEYS: tuple[str, ...] = tuple(c.name for c in RUNS_TABLE.columns)
@@ -96,6 +102,13 @@ class RunRecord:
     window_to: datetime | None = None
     dltops_version: str | None = None
     dlt_version: str | None = None
+    #: the orchestrator's own run (Airflow ``dag_id/run_id``, a Dagster run id) and try number
+    orchestrator_run_id: str | None = None
+    orchestrator_try: int | None = None
+    #: when the command began waiting for the run lease (``started_at``: when it got it)
+    queued_at: datetime | None = None
+    #: a one-line remark on how the row came to be (e.g. closed by another run)
+    note: str | None = None
 
     def values(self) -> tuple[Any, ...]:
         """Column values in table order."""
@@ -118,7 +131,7 @@ class RunRecord:
     def from_row(cls, row: tuple[Any, ...]) -> RunRecord:
         """Build from a row selected in ``ALL_KEYS`` order."""
         values = dict(zip(ALL_KEYS, row, strict=True))
-        for key in ("records_extracted", "records_loaded", "pid"):
+        for key in ("records_extracted", "records_loaded", "pid", "orchestrator_try"):
             if values[key] is not None:
                 values[key] = int(values[key])
         return cls(**values)

@@ -336,6 +336,35 @@ class DestinationAdapterSuite(abc.ABC):
         adapter.drop_table(connection, dataset, PROBE.name)
         assert adapter.fetch_columns(connection, dataset, PROBE.name) is None
 
+    def test_evolving_table_gains_missing_columns_and_keeps_rows(
+        self, adapter: DestinationAdapter, probe: Any, dataset: str
+    ) -> None:
+        grown = dataclasses.replace(
+            PROBE,
+            columns=(*PROBE.columns, Column("added_txt", ColumnType.TEXT)),
+            evolving=True,
+        )
+        self._insert(adapter, probe, dataset, (1, "old row", None, None, None))
+        assert adapter.evolve_table(probe, dataset, grown) == ["added_txt"]
+        assert adapter.evolve_table(probe, dataset, grown) == [], "added twice"
+        columns = adapter.fetch_columns(probe, dataset, PROBE.name) or []
+        assert [c.name for c in columns] == [c.name for c in grown.columns]
+        adapter.execute(
+            probe, dataset, Statement("UPDATE {kit_probe} SET added_txt = ? WHERE id = ?"),
+            ("new value", 1),
+        )  # fmt: skip
+        read = Statement("SELECT txt, added_txt FROM {kit_probe} WHERE id = ?")
+        assert adapter.query(probe, dataset, read, (1,)) == [("old row", "new value")]
+
+    def test_evolving_table_is_created_when_absent(
+        self, adapter: DestinationAdapter, connection: Any, dataset: str
+    ) -> None:
+        adapter.ensure_dataset(connection, dataset)
+        spec = dataclasses.replace(PROBE, evolving=True)
+        assert adapter.evolve_table(connection, dataset, spec) == []
+        columns = adapter.fetch_columns(connection, dataset, PROBE.name) or []
+        assert [c.name for c in columns] == [c.name for c in PROBE.columns]
+
     def test_fetch_columns_absent_table_is_none(
         self, adapter: DestinationAdapter, connection: Any, dataset: str
     ) -> None:
