@@ -226,3 +226,205 @@ def test_watching_reads_the_secrets_providers_and_what_dlt_resolved_before(
     finally:
         Container()[TraceLogContext] = saved
         use_project_dir(before, refresh=True)
+
+
+def test_a_connection_string_secret_teaches_its_password_alone(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A credentials URL is remembered whole *and* by its password: a driver's error quotes the
+    password by itself ("password authentication failed for ..."), not the URL."""
+    import dlt
+
+    from dlt_ops.config.secret_values import _secret_values
+
+    user, pw, host, encoded = fresh(), fresh(), fresh(), fresh()
+    url = f"postgresql://{user}:{pw}@{host}/db"
+    path = tmp_path / "secrets.toml"
+    path.write_text(f'[sources.pg]\ncredentials = "{url}"\n')
+    remember_secrets_file(path)
+    assert redact(f"login with {pw} failed") == "login with *** failed"
+    assert not masked(user) and not masked(host)  # the user and host stay readable
+    # percent-encoded in the URL, quoted decoded by whoever parsed it
+    assert list(_secret_values(f"mssql://{user}:{encoded}%40x@{host}/db"))[1:] == [
+        f"{encoded}%40x",
+        f"{encoded}@x",
+    ]
+    assert list(_secret_values(f"postgresql://{user}@{host}/db")) == [
+        f"postgresql://{user}@{host}/db"
+    ]  # no password part: the string alone
+    resolved_user, resolved_pw = fresh(), fresh()
+    monkeypatch.setenv(
+        "SOURCES__URL_SRC__CREDENTIALS", f"postgresql://{resolved_user}:{resolved_pw}@db/x"
+    )
+    watch_dlt_secrets()
+
+    @dlt.source(name="url_src")
+    def url_src(credentials: str = dlt.secrets.value):  # noqa: ANN202
+        return dlt.resource([len(credentials)], name="r")
+
+    url_src()
+    assert masked(resolved_pw) and not masked(resolved_user)
+
+
+def test_env_credentials_url_and_lists_of_secrets_in_config(tmp_path: Path) -> None:
+    user, pw, first, second, blob_key = fresh(), fresh(), fresh(), fresh(), fresh()
+    config = {
+        "sources": {"s": {"token": [first, second]}},
+        # a TOML multi-line string starts with a newline
+        "destination": {"credentials": "\n  " + json.dumps({"private_key": blob_key}) + "\n"},
+    }
+    environ = {"SOURCES__PG__CREDENTIALS": f"postgresql://{user}:{pw}@db/x"}
+    harvest_project_secrets(tmp_path, config, environ)
+    for value in (pw, first, second, blob_key):
+        assert masked(value), value
+    assert not masked(user)
+
+
+def test_a_non_root_user_does_not_read_var_dlt(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from dlt_ops.config.secret_values import _global_dirs
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert Path("/var/dlt") not in _global_dirs()
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert Path("/var/dlt") in _global_dirs()
+
+
+def test_credentials_fields_by_secret_hint_or_by_name() -> None:
+    from dlt.common.configuration.specs import CredentialsConfiguration, configspec
+    from dlt.common.typing import TSecretStrValue
+
+    from dlt_ops.config.secret_values import _secret_values
+
+    class DsnCredentials(CredentialsConfiguration):
+        dsn = None  # a secret hint, an ordinary name
+        api_token = None  # a secret name, no hint
+        host = None
+
+    # set as objects: this module's annotations are strings dlt would resolve in its globals
+    DsnCredentials.__annotations__ = {"dsn": TSecretStrValue, "api_token": str, "host": str}
+    DsnCredentials = configspec(DsnCredentials)  # noqa: N806
+    dsn, token, host = fresh(), fresh(), fresh()
+    creds = DsnCredentials()
+    creds.dsn, creds.api_token, creds.host = dsn, token, host
+    assert sorted(_secret_values(creds)) == sorted([dsn, token])
+
+
+def test_secret_hints_are_recognised_when_first_seen_and_when_unhashable() -> None:
+    from typing import Annotated
+
+    from dlt.common.typing import SecretSentinel
+
+    from dlt_ops.config.secret_values import _is_secret_hint
+
+    new_hint = Annotated[str, SecretSentinel, fresh()]  # never cached before
+    assert _is_secret_hint(new_hint) is True
+    assert _is_secret_hint(new_hint) is True  # and from the cache
+    assert _is_secret_hint(Annotated[str, fresh()]) is False
+    unhashable = Annotated[str, SecretSentinel, {"a": []}]
+    with pytest.raises(TypeError):
+        hash(unhashable)
+    assert _is_secret_hint(unhashable) is True
+
+
+def test_a_trace_read_from_a_secrets_provider_counts_by_its_name() -> None:
+    from dlt.common.configuration.utils import ResolvedValueTrace
+
+    from dlt_ops.config.secret_values import _remember_trace
+
+    def trace(key: str, value: str, provider: str) -> ResolvedValueTrace:
+        return ResolvedValueTrace(key, value, None, str, [], provider, None)
+
+    in_secrets, in_config, in_env, plain = fresh(), fresh(), fresh(), fresh()
+    _remember_trace(trace("session_token", in_secrets, "secrets.toml"))
+    _remember_trace(trace("session_token", in_config, "config.toml"))
+    _remember_trace(trace("session_token", in_env, "Environment Variables"))
+    _remember_trace(trace("host", plain, "secrets.toml"))
+    assert masked(in_secrets)
+    assert not masked(in_config) and not masked(in_env) and not masked(plain)
+
+
+def test_the_watched_log_is_installed_once_and_keeps_logging(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dlt
+    from dlt.common.configuration.container import Container
+    from dlt.common.configuration.utils import TraceLogContext
+
+    from dlt_ops.config import secret_values
+
+    saved = Container()[TraceLogContext]
+    monkeypatch.setattr(secret_values, "_harvesting_class", None)  # built afresh here
+    early, late = fresh(), fresh()
+    monkeypatch.setenv("SOURCES__LOG_EARLY__API_KEY", early)
+    monkeypatch.setenv("SOURCES__LOG_LATE__API_KEY", late)
+
+    @dlt.source(name="log_early")
+    def log_early(api_key: str = dlt.secrets.value):  # noqa: ANN202
+        return dlt.resource([1], name="r")
+
+    @dlt.source(name="log_late")
+    def log_late(api_key: str = dlt.secrets.value):  # noqa: ANN202
+        return dlt.resource([1], name="r")
+
+    try:
+        Container()[TraceLogContext] = TraceLogContext()
+        log_early()
+        watch_dlt_secrets()
+        watched = Container()[TraceLogContext]
+        watch_dlt_secrets()
+        assert Container()[TraceLogContext] is watched  # not replaced on every call
+        log_late()
+        assert masked(late)  # remembered by the watched log as dlt resolved it
+        # dlt's own record of what it resolved is kept, before and after the watch
+        resolved = [t.value for t in watched.resolved_traces]
+        assert early in resolved and late in resolved
+        assert {early, late} <= {t.value for t in watched.all_traces}
+    finally:
+        Container()[TraceLogContext] = saved
+
+
+def test_a_plugin_secrets_provider_is_read_wherever_it_is_listed() -> None:
+    from dlt.common.configuration.container import Container
+    from dlt.common.configuration.providers import ConfigProvider
+    from dlt.common.configuration.specs.pluggable_run_context import PluggableRunContext
+
+    from dlt_ops.config.secret_values import _read_secret_providers
+
+    class OpaqueProvider(ConfigProvider):
+        """A secrets provider of a plugin that cannot list what it holds."""
+
+        def __init__(self, toml: str | None = None, secrets: bool = True) -> None:
+            self._toml, self._secrets = toml, secrets
+
+        def get_value(self, key, hint, pipeline_name, *sections):  # noqa: ANN001, ANN201
+            return None, key
+
+        supports_secrets = property(lambda self: self._secrets)
+        supports_sections = property(lambda self: True)
+        name = property(lambda self: "vault")
+
+    class VaultProvider(OpaqueProvider):
+        """One that can, as TOML: not one of dlt's document providers."""
+
+        def to_toml(self) -> str:
+            if self._toml is None:
+                raise RuntimeError("vault unreachable")
+            return self._toml
+
+    in_vault, in_config_like = fresh(), fresh()
+    providers = Container()[PluggableRunContext].providers.providers
+    added = [
+        VaultProvider(f'[x]\ntoken = "{in_config_like}"\n', secrets=False),  # first: no secrets
+        VaultProvider(None),  # unreachable: adds nothing, breaks nothing
+        OpaqueProvider(),
+        VaultProvider(f'[x]\ntoken = "{in_vault}"\n'),
+    ]
+    providers.extend(added)
+    try:
+        _read_secret_providers()
+    finally:
+        for provider in added:
+            providers.remove(provider)
+    assert masked(in_vault) and not masked(in_config_like)

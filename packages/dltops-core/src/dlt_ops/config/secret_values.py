@@ -60,7 +60,29 @@ def secret_leaves(doc: Any, key: str = "") -> Iterator[str]:
         for value in doc:
             yield from secret_leaves(value, key)
     elif isinstance(doc, str) and is_secret_name(key):
-        yield doc
+        yield from _with_url_password(doc)
+
+
+def _with_url_password(value: str) -> Iterator[str]:
+    """``value``, then the password of a connection string (as written and percent-decoded):
+    a driver's error quotes the password alone, never the whole URL."""
+    yield value
+    yield from _url_password(value)
+
+
+def _url_password(value: str) -> Iterator[str]:
+    if "://" not in value:
+        return
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        password = urlsplit(value.strip()).password
+    except ValueError:
+        return
+    if password:
+        yield password
+        if unquote(password) != password:
+            yield unquote(password)
 
 
 def remember_secrets_file(path: Path) -> None:
@@ -141,21 +163,14 @@ def _named_secrets(name: str, value: str) -> Iterator[str]:
                 yield from _config_secrets(json.loads(value))
             except ValueError:
                 pass
-        elif "://" in value:
-            from urllib.parse import urlsplit
-
-            try:
-                password = urlsplit(value).password
-            except ValueError:
-                return
-            if password:
-                yield password
+        else:
+            yield from _url_password(value)
 
 
 def _secret_values(value: Any) -> Iterator[str]:
     """The strings to mask for a value dlt resolved with a secret hint."""
     if isinstance(value, str):
-        yield value
+        yield from _with_url_password(value)
         return
     try:
         from dlt.common.configuration.specs import BaseConfiguration
