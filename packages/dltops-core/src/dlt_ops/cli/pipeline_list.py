@@ -51,15 +51,34 @@ def _discover(ctx: typer.Context, root: Path | None) -> tuple[ProjectConfig, Pro
     return config, discover(config.root)
 
 
+RefreshOption = Annotated[
+    bool,
+    typer.Option(
+        "--refresh",
+        help="Look again live at sources that build their resources at run time (the "
+        "cached list may predate a table added to the database), and update the cache.",
+    ),
+]
+
+
 def _listings(
-    config: ProjectConfig, project: Project, names: list[str] | None, static: bool
+    config: ProjectConfig,
+    project: Project,
+    names: list[str] | None,
+    static: bool,
+    *,
+    refresh: bool = False,
+    live_reflected: bool = False,
 ) -> dict[str, ResourceListing]:
+    from dlt_ops.errors import UsageError
     from dlt_ops.project.runtime_resources import ResourceListing, resource_listings
 
+    if static and refresh:
+        raise UsageError("--static imports nothing and --refresh looks live: pick one.")
     if static:
         chosen = names if names is not None else list(project.sources)
         return {n: ResourceListing(project.sources[n].static_resources) for n in chosen}
-    return resource_listings(project, config, names)
+    return resource_listings(project, config, names, refresh=refresh, live_reflected=live_reflected)
 
 
 def source_json(
@@ -91,6 +110,7 @@ def list_sources(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False,
     static: StaticOption = False,
+    refresh: RefreshOption = False,
     root: RootOption = None,
 ) -> None:
     """List the project's sources (static scan; sources that build their resources at run
@@ -105,7 +125,7 @@ def list_sources(
     infos = list(project.sources.values())
     if schedule is not None:  # the filter applies in JSON mode too (a reference bug)
         infos = [i for i in infos if _schedule(config, i) == schedule]
-    listings = _listings(config, project, [i.name for i in infos], static)
+    listings = _listings(config, project, [i.name for i in infos], static, refresh=refresh)
     rows = [source_json(config, info, listings[info.name]) for info in infos]
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
@@ -154,6 +174,7 @@ def show_resources(
     source: Annotated[str | None, typer.Option("--source", "-s", help="Source name.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array on stdout.")] = False,
     static: StaticOption = False,
+    refresh: RefreshOption = False,
     root: RootOption = None,
 ) -> None:
     """Show one source's resources (static scan; a source that builds its resources at run
@@ -172,7 +193,10 @@ def show_resources(
             typer.echo(json.dumps({"error": str(exc), "available_sources": list(exc.known)}))
             raise typer.Exit(exc.exit_code) from None
         raise
-    listing = _listings(config, project, [info.name], static)[info.name]
+    # a reflected database is listed live: a table added since the last look is runnable
+    listing = _listings(config, project, [info.name], static, refresh=refresh, live_reflected=True)[
+        info.name
+    ]
     if as_json:
         typer.echo(json.dumps(list(listing.names), indent=2))
         return

@@ -187,3 +187,22 @@ class FactsCache:
             write_atomically(self.path, json.dumps(payload))
         except (OSError, TypeError, ValueError) as exc:
             log.debug("facts_cache.unwritable", path=str(self.path), error=str(exc))
+
+
+def remember_live_facts(project: Project, info: SourceInfo, source: Any) -> None:
+    """Cache the facts of ``source``, a live instance of ``info`` a run just built.
+
+    A run sees the source as it is now (a table added to a reflected database, say), so its
+    resource list replaces whatever ``pipeline resources`` and ``-r`` would answer from the
+    cache. Best effort: any failure is logged and the run goes on.
+    """
+    from dlt_ops.project.facts import extract
+    from dlt_ops.project.sandbox import module_digest
+
+    try:
+        digest = module_digest(project.root, info.pipeline_dir, info.module_path)
+        cache = FactsCache(project.root)
+        cache.put(info, FactsKeys(project).key(info, digest), extract(source))
+        cache.save()
+    except Exception as exc:  # noqa: BLE001 - bookkeeping never fails a run
+        log.debug("facts_cache.run_refresh_failed", source=info.name, error=str(exc))

@@ -19,6 +19,7 @@ from dlt_ops.log import get_logger
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
+    from dlt_ops.project.facts import SourceFacts
     from dlt_ops.project.model import Project, SourceInfo
 
 log = get_logger(__name__)
@@ -50,12 +51,19 @@ def resource_listings(
     names: Iterable[str] | None = None,
     *,
     look: bool = True,
+    refresh: bool = False,
+    live_reflected: bool = False,
 ) -> dict[str, ResourceListing]:
     """Listings for ``names`` (default: every source).
 
-    A valid facts-cache entry always wins (it is what validate and run saw). Without one, a
-    source whose static list is empty is imported in the sandbox and instantiated when
-    ``look`` is true; every other source keeps its static list, never importing anything.
+    A valid facts-cache entry wins (it is what validate and the last run saw), except that
+    ``refresh`` looks again live at every source the cache or an empty static list sends to
+    Phase 2, and ``live_reflected`` does so for sources whose cached resources were built from
+    what a database holds (``sql_database`` reflects its tables when the source runs, so a
+    table added since is not in the cache). Without an entry, a source whose static list is
+    empty is imported in the sandbox and instantiated when ``look`` is true; every other source
+    keeps its static list, never importing anything. A live look that fails falls back to the
+    cached list when there is one.
     """
     from dlt_ops.project.facts_cache import FactsCache, FactsKeys
     from dlt_ops.project.sandbox import module_digest
@@ -63,17 +71,19 @@ def resource_listings(
     selected = [project.sources[n] for n in (names if names is not None else project.sources)]
     cache, keys = FactsCache(project.root), FactsKeys(project)
     out: dict[str, ResourceListing] = {}
-    todo: list[str] = []
+    todo: dict[str, SourceFacts | None] = {}
     for info in selected:
         try:
             digest = module_digest(project.root, info.pipeline_dir, info.module_path)
             facts = cache.get(info, keys.key(info, digest))
         except OSError:
             facts = None
-        if facts is not None:
+        if facts is not None and (refresh or (live_reflected and reflected(facts))):
+            todo[info.name] = facts
+        elif facts is not None:
             out[info.name] = _from_names(info, facts.resource_names)
-        elif look and not info.static_resources:
-            todo.append(info.name)
+        elif (look or refresh) and not info.static_resources:
+            todo[info.name] = None
         else:
             out[info.name] = _static(info)
     if todo:
@@ -81,18 +91,32 @@ def resource_listings(
     return {info.name: out[info.name] for info in selected}
 
 
-def _look(project: Project, config: ProjectConfig, names: list[str]) -> dict[str, ResourceListing]:
-    """Phase 2 for ``names``: sandbox, import, instantiate; facts land in the cache."""
+def reflected(facts: SourceFacts) -> bool:
+    """Whether any of the source's resources was built by reflecting a database."""
+    return any(r.builder == "sql_database" for r in facts.resources)
+
+
+def _look(
+    project: Project, config: ProjectConfig, todo: dict[str, SourceFacts | None]
+) -> dict[str, ResourceListing]:
+    """Phase 2 for ``todo``'s sources, live: sandbox, import, instantiate; facts land in the
+    cache. ``todo`` maps each name to its cached facts (``None``: none), the fallback."""
     from dlt_ops.project.introspect import introspect
     from dlt_ops.redact import redact
 
     out = {}
-    for name, result in introspect(project, config, names, cached_facts=True).items():
+    for name, result in introspect(project, config, list(todo)).items():
         info = project.sources[name]
         if result.facts is not None:
             out[name] = _from_names(info, result.facts.resource_names)
             continue
-        error = result.import_error or result.instantiate_error or "not instantiated"
+        error = redact(result.import_error or result.instantiate_error or "not instantiated")
         log.info("resources.runtime_look_failed", source=name, error=error)
-        out[name] = ResourceListing(info.static_resources, error=redact(error))
+        cached = todo[name]
+        if cached is not None:
+            listed = _from_names(info, cached.resource_names)
+            out[name] = ResourceListing(listed.names, listed.runtime, f"{error} (listed from the "
+                                        f"cache of an earlier look)")  # fmt: skip
+        else:
+            out[name] = ResourceListing(info.static_resources, error=error)
     return out

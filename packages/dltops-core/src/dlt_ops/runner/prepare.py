@@ -50,6 +50,7 @@ class PreparedRun:
     #: One factory per plugin that contributes an extract gate (``dlt_ops_extract_gates``).
     gate_factories: tuple[GateFactory, ...] = ()
     _loaded: Introspection | None = field(default=None, repr=False)
+    _facts_refreshed: bool = field(default=False, repr=False)
 
     @property
     def where(self) -> Target:
@@ -81,6 +82,11 @@ class PreparedRun:
         source_fn = self.loaded().source_fn
         assert source_fn is not None  # load_source raises when the module has no source
         source: DltSource = source_fn()
+        if not self._facts_refreshed:  # once per prepared run (a backfill's chunks share it)
+            from dlt_ops.project.facts_cache import remember_live_facts
+
+            self._facts_refreshed = True
+            remember_live_facts(self.project, self.loaded().info, source)
         if not self.resources:
             return source
         known = list(source.resources.keys())
@@ -146,6 +152,7 @@ def prepare_run(
     """Resolve ``source`` for running; let lifecycle plugins check it and contribute gates."""
     from dlt_ops.config.secret_values import harvest_project_secrets
     from dlt_ops.project.discovery import discover
+    from dlt_ops.secrets import engage_destination_secrets
 
     # before any plugin hook: masked even if this config did not come from load_project_config
     harvest_project_secrets(config.root, config.raw)
@@ -159,6 +166,8 @@ def prepare_run(
     registry.get("trigger_emitter", trigger_source)  # must be registered
     check_ledger_sinks(registry, config)
     check_before_start(registry, config, project, target, source, resources)
+    with refused_before_start():  # e.g. a missing Airflow Connection
+        engage_destination_secrets(config, registry, source)
     prepared = PreparedRun(
         config=config,
         registry=registry,

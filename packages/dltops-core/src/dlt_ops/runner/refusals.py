@@ -46,8 +46,11 @@ def check_resource_names(
 ) -> None:
     """``-r`` names resources the source has (static scan, else the cached sandboxed look).
 
-    When neither can list the source's resources (it cannot be instantiated without its
-    credentials, say) the check is left to the run, which then fails with its ledger row.
+    A name the cached list lacks is looked up live before the run is refused: a source that
+    reflects a database (or lists files) can have gained the resource since the cache was
+    written, and the live look rewrites the cache. When no look can list the source's
+    resources (it cannot be instantiated without its credentials, say) the check is left to
+    the run, which then fails with its ledger row.
     """
     if not wanted:
         return
@@ -56,16 +59,20 @@ def check_resource_names(
         return
     from dlt_ops.project.introspect import introspect
 
-    try:  # the facts validate cached, else one sandboxed instantiation (as `resources` does)
-        facts = introspect(project, config, [source], cached_facts=True)[source].facts
-    except Exception:  # noqa: BLE001 - the look is advisory; the run re-checks
-        return
-    if facts is None:
-        return
-    known |= set(facts.resource_names)
-    unknown = [name for name in wanted if name not in known]
-    if unknown:
-        raise UnknownResourceError(source, unknown, sorted(known))
+    for cached in (True, False):  # the facts validate cached, then a live sandboxed look
+        try:
+            result = introspect(project, config, [source], cached_facts=cached)[source]
+        except Exception:  # noqa: BLE001 - the look is advisory; the run re-checks
+            return
+        if result.facts is None:
+            return
+        listed = known | set(result.facts.resource_names)
+        unknown = [name for name in wanted if name not in listed]
+        if not unknown:
+            return
+        if not result.facts_cached:  # already live: the source really lacks them
+            break
+    raise UnknownResourceError(source, unknown, sorted(listed))
 
 
 def check_credentials_file(config: ProjectConfig, where: ResolvedDestination) -> None:
