@@ -36,6 +36,14 @@ def emit(
             "this root; '.' for a CI checkout).",
         ),
     ] = None,
+    cli: Annotated[
+        str | None,
+        typer.Option(
+            "--cli",
+            help="The dlt-ops executable the entries run (default: cron gets this one's "
+            "absolute path; github-actions gets `dlt-ops`, installed by the workflow).",
+        ),
+    ] = None,
     root: RootOption = None,
 ) -> None:
     """Write a crontab or a GitHub Actions workflow naming every scheduled source; each entry
@@ -43,6 +51,7 @@ def emit(
     from dlt_ops.cron import cron_text, schedule_zone
     from dlt_ops.errors import UsageError
     from dlt_ops.scheduler.service import scheduled_sources
+    from dlt_ops.scheduler.targets import adapter_packages, this_cli
     from dlt_ops.triggers import ScheduledSource, ScheduleTarget
 
     state: AppState = ctx.obj.with_root(root)
@@ -57,8 +66,15 @@ def emit(
         schedule = str(cfg.schedule)
         zone = schedule_zone(schedule, cfg.timezone)
         sources.append(ScheduledSource(name, schedule, str(cron_text(schedule)), zone))
-    default_root = "." if target == "github-actions" else str(config.root)
-    text = emitter.render(sources, root=root_as or default_root, trigger_source=target)
+    in_ci = target == "github-actions"
+    default_root = "." if in_ci else str(config.root)
+    text = emitter.render(
+        sources,
+        root=root_as or default_root,
+        trigger_source=target,
+        cli=cli or ("dlt-ops" if in_ci else this_cli()),
+        packages=adapter_packages(registry, config, [s.name for s in sources]),
+    )
     if output is not None and str(output) == "-":
         typer.echo(text, nl=False)
         return

@@ -51,10 +51,20 @@ class ScheduleTarget(Protocol):
     #: The file written when no ``-o`` is given, relative to the project root.
     default_path: str
 
-    def render(self, sources: Sequence[ScheduledSource], *, root: str, trigger_source: str) -> str:
-        """The file's text: one entry per source calling ``dlt-ops pipeline run ...
+    def render(
+        self,
+        sources: Sequence[ScheduledSource],
+        *,
+        root: str,
+        trigger_source: str,
+        cli: str = "dlt-ops",
+        packages: Sequence[str] = ("dltops-core",),
+    ) -> str:
+        """The file's text: one entry per source calling ``<cli> pipeline run ...
         --trigger-source <trigger_source>``; ``root`` is the project root as the scheduler
-        sees it."""
+        sees it, ``cli`` the dlt-ops executable there (an absolute path unless the target
+        installs it), ``packages`` the distributions a fresh machine installs to run the
+        sources (dltops-core and the adapters of their destinations)."""
         ...
 
 
