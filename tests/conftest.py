@@ -10,6 +10,7 @@ import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -188,3 +189,33 @@ def blocking_run(tmp_path: Path) -> Callable[..., subprocess.Popen[str]]:
         return proc
 
     return start
+
+
+#: google.auth.default() answers anonymously in the CLI's process (the emulator needs no key)
+_ANONYMOUS_GOOGLE = """
+import google.auth
+from google.auth.credentials import AnonymousCredentials
+
+google.auth.default = lambda *a, **k: (AnonymousCredentials(), "not-the-emulators-project")
+"""
+
+
+@pytest.fixture
+def bigquery_cli_env(tmp_path: Path) -> Callable[[Any, Path], dict[str, str]]:
+    """``env(emulator, root)``: the project's secrets name the emulator's project, and the
+    returned environment points a CLI subprocess at the emulator, anonymously."""
+
+    def make(emulator: Any, root: Path) -> dict[str, str]:
+        (root / ".dlt" / "secrets.toml").write_text(
+            f'[destination.bigquery.credentials]\nproject_id = "{emulator.project}"\n'
+        )
+        shim = tmp_path / "bigquery-shim"
+        shim.mkdir(exist_ok=True)
+        (shim / "sitecustomize.py").write_text(_ANONYMOUS_GOOGLE)
+        return {
+            "BIGQUERY_EMULATOR_HOST": emulator.emulator_host,
+            "NORMALIZE__DATA_WRITER__DISABLE_COMPRESSION": "true",  # the emulator does not gunzip
+            "PYTHONPATH": os.pathsep.join([str(shim), os.environ.get("PYTHONPATH", "")]),
+        }
+
+    return make

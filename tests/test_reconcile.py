@@ -15,11 +15,11 @@ import pytest
 
 #: Orders (renamed table ``shop_orders``, nested ``items`` unnested into a child table) and
 #: customers. ``SHOP_EXTRA=1`` adds a column the model does not declare to each table;
-#: ``SHOP_AGE_H`` sets the rows' load timestamp that many hours back, ``SHOP_NO_NOTE=1`` leaves
-#: the declared ``note`` column empty.
+#: ``SHOP_NO_NOTE=1`` leaves the declared ``note`` column empty. The rows' own ``loaded_at`` is
+#: overwritten by the run's start ([dlt_ops] load_timestamp_column).
 SHOP = """
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import ClassVar, Optional
 
 import dlt
@@ -50,7 +50,7 @@ class Customer(BaseModel):
 
 def _orders():
     extra = os.environ.get("SHOP_EXTRA") == "1"
-    at = datetime.now(timezone.utc) - timedelta(hours=float(os.environ.get("SHOP_AGE_H", "0")))
+    at = datetime.now(timezone.utc)
     first = int(os.environ.get("SHOP_FIRST_ID", "1"))
     for i in range(first, first + 3):
         item = {"sku": "s%d" % i, "qty": i}
@@ -250,7 +250,8 @@ def test_removal_drift_flags_a_column_that_stopped_arriving(
 ) -> None:
     extra = "[dlt_ops.reconcile]\nrecent_window_hours = 2\n"
     target = build_target("duckdb", request, project, cli, extra=extra)
-    target.run(SHOP_AGE_H="30")  # a day ago: note filled in
+    target.run()  # note filled in; the run stamps its rows with its start, moved a day back:
+    target.query("UPDATE ds.shop_orders SET loaded_at = loaded_at - INTERVAL '30 hours'")
     idle = target.cli("pipeline", "reconcile", "-s", "shop", "--include-removal", "--json")
     assert _by_column(json.loads(idle.stdout)) == {}  # no recent rows: never flags
     target.run(SHOP_FIRST_ID="10", SHOP_NO_NOTE="1")  # now: note stopped arriving

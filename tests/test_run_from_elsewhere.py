@@ -178,13 +178,6 @@ def test_derived_credentials_in_config_toml_validate_as_they_run(
 #: Google's default credentials probe a metadata server off this machine; the emulator takes
 #: anonymous ones (the stand-in the BigQuery package's dlt tests patch in). Their project is
 #: not the emulator's: only the project's secrets.toml names that one
-_ANONYMOUS_GOOGLE = """
-import google.auth
-from google.auth.credentials import AnonymousCredentials
-
-google.auth.default = lambda *a, **k: (AnonymousCredentials(), "not-the-emulators-project")
-"""
-
 BIGQUERY = """
 [dlt_ops]
 default_destination = "bigquery"
@@ -198,24 +191,13 @@ schedule = "@daily"
 @pytest.mark.integration
 @pytest.mark.filterwarnings("ignore:Cannot create BigQuery Storage client:UserWarning")
 def test_bigquery_run_with_root_from_another_directory(
-    project, templates, cli, tmp_path, bigquery_emulator
+    project, templates, cli, tmp_path, bigquery_emulator, bigquery_cli_env
 ) -> None:  # noqa: ANN001
-    import os
     import uuid
 
     dataset = f"elsewhere_{uuid.uuid4().hex[:10]}"
     root = project(BIGQUERY.format(dataset=dataset), {"events_src": templates["events"]})
-    (root / ".dlt" / "secrets.toml").write_text(
-        f'[destination.bigquery.credentials]\nproject_id = "{bigquery_emulator.project}"\n'
-    )
-    shim = tmp_path / "shim"
-    shim.mkdir()
-    (shim / "sitecustomize.py").write_text(_ANONYMOUS_GOOGLE)
-    env = {
-        "BIGQUERY_EMULATOR_HOST": bigquery_emulator.emulator_host,
-        "NORMALIZE__DATA_WRITER__DISABLE_COMPRESSION": "true",  # the emulator does not gunzip
-        "PYTHONPATH": os.pathsep.join([str(shim), os.environ.get("PYTHONPATH", "")]),
-    }
+    env = bigquery_cli_env(bigquery_emulator, root)
     other = _elsewhere(tmp_path)
 
     run = cli("--root", str(root), "pipeline", "run", "-s", "events_src", "-y", cwd=other, env=env)
