@@ -112,3 +112,53 @@ def test_table_added_to_reflected_schema_is_listed_and_runnable(
     assert refused.returncode == 2
     assert "has no resource(s) nowhere" in refused.stderr
     assert "coupons" in refused.stderr  # the refusal lists the live resources
+
+
+# -- init --source sql_database ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["sqlalchemy", "pyarrow"])
+def test_scaffolded_source_holds_each_id_once_after_updates(
+    tmp_path: Path, postgres_database: Any, backend: str
+) -> None:
+    from dlt_ops.project.scaffold import SqlOptions, init_project
+
+    url = postgres_database.url
+    _sql(
+        url,
+        "CREATE TABLE orders (id bigint PRIMARY KEY, updated_at timestamptz NOT NULL, "
+        "amount bigint NOT NULL)",
+        "INSERT INTO orders SELECT i, timestamptz '2026-01-02 00:00+00' + i * interval '1 min', "
+        "i FROM generate_series(1, 1000) AS i",
+        "CREATE TABLE currencies (code text PRIMARY KEY, name text)",  # no cursor: replaced
+        "INSERT INTO currencies VALUES ('EUR', 'euro'), ('USD', 'dollar')",
+    )
+    root = tmp_path / "scaffold"
+    init_project(root, source="sql_database", sql=SqlOptions("public", ("*",), backend))
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SOURCES__")},
+        "SOURCES__DATABASE__CREDENTIALS": postgres_database.dlt_url,
+        "DLT_DATA_DIR": str(tmp_path / "dlt-data"),
+    }
+
+    def run() -> None:
+        done = run_cli("--root", str(root), "pipeline", "run", "-s", "database", "-y",
+                       cwd=tmp_path, env=env)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+
+    run()
+    _sql(
+        url,  # 200 rows change after the first run, one row is new
+        "UPDATE orders SET amount = amount + 1, updated_at = now() WHERE id % 5 = 0",
+        "INSERT INTO orders VALUES (1001, now(), 1001)",
+    )
+    run()
+    run()  # nothing changed: still one row per id
+    with duckdb.connect(str(root / "database_pipeline.duckdb"), read_only=True) as con:
+        count, ids, changed = con.execute(
+            "SELECT count(*), count(DISTINCT id), count(*) FILTER (WHERE amount = id + 1) "
+            "FROM raw_data.orders"
+        ).fetchone()
+        currencies = con.execute("SELECT count(*) FROM raw_data.currencies").fetchone()
+    assert (count, ids, changed) == (1001, 1001, 200)
+    assert currencies == (2,)  # replaced on every run, not appended three times

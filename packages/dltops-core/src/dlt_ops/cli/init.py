@@ -1,4 +1,5 @@
-"""``dlt-ops init [ROOT] [-p NAME] [--example | --source sql_database|rest_api|filesystem]``."""
+"""``dlt-ops init [ROOT] [-p NAME] [--example | --source sql_database|rest_api|filesystem]
+[--schema S] [--table T ...] [--backend B]``."""
 
 from __future__ import annotations
 
@@ -31,11 +32,37 @@ def init(
             "filesystem.",
         ),
     ] = None,
+    schema: Annotated[
+        str | None,
+        typer.Option(
+            "--schema",
+            help="With --source sql_database: the database schema to load (default: the "
+            "database's default schema).",
+        ),
+    ] = None,
+    table: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--table",
+            help="With --source sql_database: a table to load (repeatable); '*' loads every "
+            "table of the schema (default: a placeholder 'orders').",
+        ),
+    ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(
+            "--backend",
+            help="With --source sql_database: sqlalchemy (default), pyarrow, pandas or connectorx.",
+        ),
+    ] = None,
 ) -> None:
     """Scaffold a dlt-ops project; refuses to overwrite an existing one."""
-    from dlt_ops.project.scaffold import EXAMPLE_SOURCE, init_project
+    from dlt_ops.project.scaffold import EXAMPLE_SOURCE, SqlOptions, init_project
 
-    result = init_project(root, pipeline, example=example, source=source)
+    sql = None
+    if schema is not None or table or backend is not None:
+        sql = SqlOptions(schema, tuple(table or ()), backend or "sqlalchemy")
+    result = init_project(root, pipeline, example=example, source=source, sql=sql)
     typer.echo(f"\n✓ Initialized dlt-ops project at {result.root}\n")
     for rel in result.created:
         typer.echo(f"  {rel}")

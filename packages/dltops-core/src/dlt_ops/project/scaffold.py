@@ -82,7 +82,7 @@ DLT_SOURCE_KINDS = {
     for k in (
         DltSourceKind(
             "sql_database", "database",
-            "credentials in .dlt/secrets.toml, table and cursor in .dlt/config.toml",
+            "credentials in .dlt/secrets.toml, schema, tables and cursor in .dlt/config.toml",
             'pip install "dlt[sql_database]" and your database driver (e.g. psycopg2-binary)',
         ),
         DltSourceKind(
@@ -159,22 +159,73 @@ def _gitignore(root: Path, result: InitResult, starter: Starter) -> None:
         result.created.append(".gitignore (appended)")
 
 
+@dataclass(frozen=True)
+class SqlOptions:
+    """``init --source sql_database``'s choices: the schema (``None``: the database's default),
+    the tables (``()``: the placeholder ``orders``; ``("*",)``: every table) and the backend."""
+
+    schema: str | None = None
+    tables: tuple[str, ...] = ()
+    backend: str = "sqlalchemy"
+
+    def __post_init__(self) -> None:
+        if self.backend not in SQL_BACKENDS:
+            raise UsageError(
+                f"--backend {self.backend!r} is not one of sql_database's backends: "
+                f"{', '.join(SQL_BACKENDS)}."
+            )
+        if "*" in self.tables and len(self.tables) > 1:
+            raise UsageError("--table '*' means every table: give it alone, or name tables.")
+
+    def render(self, text: str) -> str:
+        """The config template with these choices filled in."""
+        schema = (
+            f"schema = {_toml_str(self.schema)}  # the schema whose tables are loaded"
+            if self.schema is not None
+            else '# schema = "public"  # the schema to load (default: the database\'s default)'
+        )
+        if self.tables == ("*",):
+            tables = "tables = []  # empty: every table of the schema (a new table is picked up)"
+        else:
+            listed = ", ".join(_toml_str(t) for t in self.tables or ("orders",))
+            tables = f"tables = [{listed}]  # the tables to load; [] for every table of the schema"
+        return (
+            text.replace("@schema_line@", schema)
+            .replace("@tables_line@", tables)
+            .replace("@backend@", self.backend)
+        )
+
+
+#: sql_database's ``backend`` values.
+SQL_BACKENDS = ("sqlalchemy", "pyarrow", "pandas", "connectorx")
+
+
+def _toml_str(value: str) -> str:
+    import json
+
+    return json.dumps(value)  # a JSON string is a valid TOML basic string
+
+
 def init_project(
     root: Path,
     pipeline: str = DEFAULT_PIPELINE_NAME,
     *,
     example: bool = False,
     source: str | None = None,
+    sql: SqlOptions | None = None,
 ) -> InitResult:
     """Scaffold a project at ``root``; refuses when ``.dlt/config.toml`` already exists.
 
     ``source`` (``sql_database``, ``rest_api``, ``filesystem``) builds the project around that
     dlt source: a source module, its config and secrets placeholders. It validates as written
-    and runs once the placeholders are filled in."""
+    and runs once the placeholders are filled in. ``sql`` carries ``--schema``, ``--table``
+    and ``--backend`` (``sql_database`` only)."""
     check_pipeline_name(pipeline)
     kind = dlt_source_kind(source) if source is not None else None
     if kind is not None and example:
         raise UsageError("--example and --source scaffold different projects: pick one.")
+    if sql is not None and (kind is None or kind.kind != "sql_database"):
+        raise UsageError("--schema, --table and --backend go with --source sql_database.")
     root = root.expanduser().resolve()
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a directory.")
@@ -191,7 +242,8 @@ def init_project(
     if example:
         text += template("config_example.toml.tmpl")
     if kind is not None:
-        text += template(f"config_{kind.kind}.toml.tmpl")
+        extra = template(f"config_{kind.kind}.toml.tmpl")
+        text += (sql or SqlOptions()).render(extra) if kind.kind == "sql_database" else extra
         secrets += template(f"secrets_{kind.kind}.toml.tmpl")
     _write(root, str(CONFIG_RELPATH), text, result)
     _write(root, ".dlt/secrets.toml", secrets, result)
