@@ -231,10 +231,9 @@ def test_core_tier_destination_is_refused_before_extract(tmp_path: Path) -> None
     assert (
         "destination 'filesystem' has no registered DestinationAdapter (core tier), but this "
         "run engages adapter-gated feature(s): checkpoints. Features gated on an adapter: "
-        "runs ledger and status, checkpoints, backfill, assertion quarantine. "
-        "Registered adapters: "
+        "runs ledger and status, checkpoints, backfill, clean (remote), reconcile, "
+        "assertion quarantine. Registered adapters: "
     ) in done.stderr
-    assert "reconcile" not in done.stderr  # only features that exist are advertised
     assert "DestinationCapabilityError" in done.stderr
     assert not any("Run isolation" in e for e in _events(done.stderr))  # nothing extracted
     assert not (tmp_path / "bucket").exists()

@@ -48,8 +48,11 @@ def test_gated_features_name_only_features_that_exist() -> None:
     from dlt_ops.errors import DestinationCapabilityError
     from dlt_ops.validate.capability import ADAPTER_GATED_FEATURES
 
-    assert "reconcile" not in ADAPTER_GATED_FEATURES
-    assert not any("clean" in feature for feature in ADAPTER_GATED_FEATURES)
+    # each names a feature that refuses on a core-tier destination (0.1's six, its order)
+    assert ADAPTER_GATED_FEATURES == (
+        "runs ledger and status", "checkpoints", "backfill", "clean (remote)", "reconcile",
+        "assertion quarantine",
+    )  # fmt: skip
     message = str(DestinationCapabilityError("snowflake", ["backfill"], ADAPTER_GATED_FEATURES, []))
     assert 'derived_adapters = ["snowflake"]' in message
     assert "pip install dltops-snowflake" not in message  # no such package

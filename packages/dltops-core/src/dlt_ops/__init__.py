@@ -30,8 +30,32 @@ _LAZY = {
     "list_checkpoints": "dlt_ops.checkpoints",
     "cleanup_checkpoints": "dlt_ops.checkpoints",
 }
+#: dlt-ops 0.1's top-level names that have an equivalent here: name -> (module, attribute).
+#: docs/migrating-from-0.1.md says what each became and lists the ones dropped.
+_FROM_0_1 = {
+    "AlertSink": ("dlt_ops.alerts.model", "AlertSink"),
+    "AssertionContext": ("dlt_ops.assertions.model", "AssertionContext"),
+    "AssertionFailedError": ("dlt_ops.errors", "AssertionFailedError"),
+    "AssertionType": ("dlt_ops.assertions.model", "AssertionType"),
+    "DriftFinding": ("dlt_ops.reconcile.model", "DriftFinding"),
+    "ReconcileResult": ("dlt_ops.reconcile.model", "SourceReport"),
+    "Schedule": ("dlt_ops.config.schema", "Schedule"),
+    "SecretBackend": ("dlt_ops.secrets", "SecretBackend"),
+    "SourceConfig": ("dlt_ops.config.loader", "SourceConfig"),
+    "SourceInfo": ("dlt_ops.project.model", "SourceInfo"),
+    "ValidationContext": ("dlt_ops.validate.framework", "ValidationContext"),
+    "ValidationError": ("dlt_ops.validate.framework", "Finding"),
+    "Validator": ("dlt_ops.validate.framework", "ValidationRule"),
+    "detect_removal": ("dlt_ops.compat.api", "detect_removal"),
+    "discover_sources": ("dlt_ops.compat.api", "discover_sources"),
+    "drop_unknown_nulls": ("dlt_ops.pydantic_fields", "drop_unknown_nulls"),
+    "extract_model_column_names": ("dlt_ops.pydantic_fields", "extract_model_column_names"),
+    "reconcile_all": ("dlt_ops.compat.api", "reconcile_all"),
+    "reconcile_source": ("dlt_ops.compat.api", "reconcile_source"),
+    "validate_sources": ("dlt_ops.compat.api", "validate_sources"),
+}
 
-__all__ = ["__version__", "hookimpl", *_LAZY]
+__all__ = ["__version__", "hookimpl", *_LAZY, *_FROM_0_1]
 
 
 def __getattr__(name: str) -> Any:
@@ -42,9 +66,11 @@ def __getattr__(name: str) -> Any:
 
         globals()[name] = marker = pluggy.HookimplMarker("dlt_ops")
         return marker
-    module = _LAZY.get(name)
+    module, attribute = _LAZY.get(name), name
+    if module is None and name in _FROM_0_1:
+        module, attribute = _FROM_0_1[name]
     if module is None:
         raise AttributeError(f"module 'dlt_ops' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
+    value = getattr(import_module(module), attribute)
     globals()[name] = value
     return value

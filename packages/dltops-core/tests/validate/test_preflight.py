@@ -63,8 +63,8 @@ def test_capability_refusal_lists_features_and_fix(prepared) -> None:
     with pytest.raises(errors.DestinationCapabilityError) as exc:
         run_preflight(core, registry, info, source, engaged_features={"backfill"})
     message = str(exc.value)
-    for feature in ("runs ledger and status", "checkpoints", "backfill",
-                    "assertion quarantine"):  # fmt: skip
+    for feature in ("runs ledger and status", "checkpoints", "backfill", "clean (remote)",
+                    "reconcile", "assertion quarantine"):  # fmt: skip
         assert feature in message
     assert "Fix:" in message and exc.value.engaged == ("backfill",)
 

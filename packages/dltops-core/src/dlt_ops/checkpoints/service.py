@@ -3,7 +3,9 @@
 Neither needs local dlt pipeline state: the destination, dataset and credentials come from the
 project config (``--source NAME``, or ``--pipeline <source>_pipeline``) and the table is reached
 through the destination's adapter. Tooling that already holds a ``DestinationSession`` passes it
-as ``session=`` together with the pipeline name.
+as ``session=`` together with the pipeline name; a script that holds the dlt pipeline object
+passes it as ``pipeline=`` (0.1's signature): its destination, dataset and credentials are used,
+with no project config.
 """
 
 from __future__ import annotations
@@ -74,11 +76,15 @@ def _session(
     session: DestinationSession | None,
     *,
     read_only: bool,
+    pipeline: Any = None,
 ) -> Iterator[tuple[DestinationSession, str]]:
     if session is not None:
         if not pipeline_name:
             raise UsageError("pass pipeline_name together with session=")
         yield session, pipeline_name
+        return
+    if pipeline is not None:
+        yield from _pipeline_session(pipeline, pipeline_name)
         return
     from dlt_ops.destinations import connection_target, load_adapter, project_registry
     from dlt_ops.target import resolve_target
@@ -98,6 +104,23 @@ def _session(
         opened.close()
 
 
+def _pipeline_session(pipeline: Any, pipeline_name: str | None) -> Iterator[tuple[Any, str]]:
+    """A session on a live dlt pipeline's own destination and dataset."""
+    from dlt_ops.checkpoints.manager import _own_session
+
+    name = str(getattr(pipeline, "pipeline_name", "") or "")
+    if pipeline_name and pipeline_name != name:
+        raise UsageError(
+            f"pipeline_name {pipeline_name!r} is not the given pipeline's name {name!r}; pass "
+            "one of them."
+        )
+    opened = _own_session(pipeline)
+    try:
+        yield opened, name
+    finally:
+        opened.close()
+
+
 def _iso(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime) else value
 
@@ -105,6 +128,7 @@ def _iso(value: Any) -> Any:
 def list_checkpoints(
     pipeline_name: str | None = None,
     checkpoint_table: str = DEFAULT_TABLE,
+    pipeline: Any = None,
     *,
     source: str | None = None,
     resource_name: str | None = None,
@@ -116,7 +140,8 @@ def list_checkpoints(
     An absent table (no checkpoint ever written there) is an empty list.
     """
     table = check_identifier(checkpoint_table, subject="checkpoint_table")
-    with _session(pipeline_name, source, root, session, read_only=True) as (live, name):
+    opening = _session(pipeline_name, source, root, session, read_only=True, pipeline=pipeline)
+    with opening as (live, name):
         if live.fetch_columns(table) is None:
             return []
         where, params = "pipeline_name = ?", [name]
@@ -135,6 +160,7 @@ def cleanup_checkpoints(
     pipeline_name: str | None = None,
     resource_name: str | None = None,
     checkpoint_table: str = DEFAULT_TABLE,
+    pipeline: Any = None,
     *,
     source: str | None = None,
     include_active: bool = False,
@@ -148,7 +174,8 @@ def cleanup_checkpoints(
     the next run of each affected resource restarts its window from the beginning.
     """
     table = check_identifier(checkpoint_table, subject="checkpoint_table")
-    with _session(pipeline_name, source, root, session, read_only=False) as (live, name):
+    opening = _session(pipeline_name, source, root, session, read_only=False, pipeline=pipeline)
+    with opening as (live, name):
         if live.fetch_columns(table) is None:
             return CleanupResult(name, 0, 0)
         scope, params = "pipeline_name = ?", [name]

@@ -53,6 +53,11 @@ COMMANDS = (
         "dlt_ops.cli.schedule:schedule_app",
         "Write the project's schedules for cron or a CI system.",
     ),
+    Entry(
+        "airflow",
+        "dlt_ops.cli.airflow:airflow_app",
+        "Prepare an Airflow deployment for the project's DAGs.",
+    ),
 )
 
 help_format.plain_metavars()  # `SOURCE`, not typer's `{source}`, in usage lines
@@ -88,6 +93,12 @@ def main(
             "--root", help="Project root (default: nearest parent with .dlt/config.toml)."
         ),
     ] = None,
+    old_root: Annotated[
+        Path | None,
+        # 0.1's global `-r DIR`: unambiguous here (before the command), noted and accepted;
+        # after a command `-r` is --resource
+        typer.Option("-r", hidden=True, metavar="DIR", help="dlt-ops 0.1's spelling of --root."),
+    ] = None,
     log_format: Annotated[
         str,
         typer.Option(
@@ -110,4 +121,8 @@ def main(
             f"--log-format {log_format!r} is not one of: auto, console, json."
         ) from None
     configure_logging(fmt, debug=debug)
-    ctx.obj = AppState(root=root, debug=debug)
+    if old_root is not None:
+        from dlt_ops.cli.deprecated import note
+
+        note(f"-r {old_root}", f"--root {old_root}")
+    ctx.obj = AppState(root=root or old_root, debug=debug)

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from dlt_ops.cli.deprecated import flag_alias
 from dlt_ops.cli.state import AppState, RootOption, not_a_directory
 
 
@@ -41,6 +42,15 @@ def clean(
         bool, typer.Option("--dry-run", help="Print the plan and change nothing.")
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    auto_approve: Annotated[
+        bool,
+        typer.Option(
+            "--auto-approve",
+            hidden=True,
+            callback=flag_alias("--auto-approve", "-y/--yes"),
+            help="dlt-ops 0.1's spelling of --yes.",
+        ),
+    ] = False,
     trigger_source: Annotated[
         str,
         typer.Option("--trigger-source", help="Registered trigger emitter recorded in the ledger."),
@@ -54,6 +64,7 @@ def clean(
     from dlt_ops.clean.service import CleanRequest, execute_clean, prepare_clean
     from dlt_ops.errors import UsageError
 
+    yes = yes or auto_approve
     state: AppState = ctx.obj.with_root(root)
     config = state.project()
     request = CleanRequest(

@@ -26,6 +26,22 @@ class Schedule(StrEnum):
     weekly = "@weekly"
     monthly = "@monthly"
     manual = "@manual"
+    # dlt-ops 0.1's member names: aliases of the same members
+    HOURLY = "@hourly"
+    TWO_HOURLY = "@2hourly"
+    DAILY = "@daily"
+    WEEKLY = "@weekly"
+    MONTHLY = "@monthly"
+    MANUAL = "@manual"
+
+    @classmethod
+    def from_string(cls, value: str) -> Schedule:
+        """``Schedule("@daily")`` with an error that lists the valid tags (0.1's spelling)."""
+        try:
+            return cls(value.strip())
+        except ValueError:
+            valid = ", ".join(m.value for m in cls)
+            raise ValueError(f"invalid schedule {value!r}; valid: {valid}") from None
 
 
 @dataclass(frozen=True)
@@ -97,6 +113,7 @@ SOURCE_KEYS: Mapping[str, KeySpec] = {
     "dataset": KeySpec("a string", _is_str),
     "airflow_var": KeySpec("a string", _is_str),
     "airflow_var_key": KeySpec("a string", _is_str, "api_secret_key"),
+    "airflow_conn": KeySpec("a string (an Airflow Connection id)", _is_str),
     "schema_contract_evolve_reason": KeySpec("a string", _is_str),
     "injected_columns": KeySpec("a list of strings", _is_str_list, []),
     "assertions": KeySpec("a table of [..assertions.<resource>] tables", _is_table, {}),

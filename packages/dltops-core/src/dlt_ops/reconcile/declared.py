@@ -47,7 +47,7 @@ def _is_model(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, BaseModel)
 
 
-def _names(name: str, info: Any) -> set[str]:
+def field_keys(name: str, info: Any) -> set[str]:
     """A field's name and its string aliases (data may arrive under either)."""
     out = {name}
     for alias in (getattr(info, "alias", None), getattr(info, "validation_alias", None)):
@@ -75,7 +75,7 @@ def declared_tables(model: Any, table: str, naming: Any) -> dict[str, DeclaredTa
         types_of = _dlt_types(current)
         for name, info in current.model_fields.items():
             inner, is_list = _unwrap(info.annotation)
-            for raw in _names(name, info):
+            for raw in field_keys(name, info):
                 column = naming.normalize_identifier(raw)
                 path = naming.make_path(prefix, column) if prefix else column
                 if is_list and _is_model(inner):

@@ -23,11 +23,14 @@ if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.plugins import PluginRegistry
 
-#: Features that need a registered DestinationAdapter (full tier); reference §8.2.
+#: Features that need a registered DestinationAdapter (full tier), in 0.1's words and order:
+#: each refuses on a core-tier destination (clean: its remote half; reconcile: its drift state).
 ADAPTER_GATED_FEATURES = (
     "runs ledger and status",
     "checkpoints",
     "backfill",
+    "clean (remote)",
+    "reconcile",
     "assertion quarantine",
 )
 REQUIRE_ADAPTER = "require_destination_adapter"

@@ -33,6 +33,11 @@ class Finding:
     rule: str | None = None
     exempt_by: tuple[str, ...] = ()
 
+    @property
+    def source_name(self) -> str:
+        """``source`` under dlt-ops 0.1's name (its ``ValidationError.source_name``)."""
+        return self.source
+
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` shape (the reference's keys plus ``rule``)."""
         return {

@@ -1,0 +1,93 @@
+"""0.1's project-level Python functions, with 0.1's signatures, on this version's services.
+
+0.1 took a project root and returned its own result types; these take the same arguments and
+return this version's types (``SourceInfo``, ``Finding``, ``SourceReport``), whose fields the
+migration guide maps. Each loads the project's config first, as every command does, so
+redaction is armed before a source's secrets can be printed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dlt_ops.project.model import SourceInfo
+    from dlt_ops.reconcile.model import SourceReport
+    from dlt_ops.validate.framework import Finding
+
+
+def _project(project_root: Path | str | None) -> tuple[Any, Any]:
+    """``(config, registry)`` of the project at or above ``project_root`` (the cwd)."""
+    from dlt_ops.config import find_project_root, load_project_config
+    from dlt_ops.destinations import project_registry
+
+    explicit = Path(project_root) if project_root is not None else None
+    config = load_project_config(find_project_root(explicit))
+    return config, project_registry(config)
+
+
+def discover_sources(project_root: Path | str) -> dict[str, SourceInfo]:
+    """The project's sources by name (a static scan: no project module is imported)."""
+    from dlt_ops.project.discovery import discover
+
+    config, _ = _project(project_root)
+    return dict(discover(config.root).sources)
+
+
+def validate_sources(
+    project_root: Path | str, *, validators: Sequence[Any] | None = None, strict: bool = False
+) -> list[Finding]:
+    """``pipeline validate``'s findings for the project (``strict``: warnings as errors).
+
+    0.1's ``validators=`` (extra callables) has no equivalent: rules are plugins here
+    (``validation_rule``, docs/plugins.md), so passing any is refused rather than ignored.
+    """
+    from dlt_ops.project.discovery import discover
+    from dlt_ops.validate.engine import validate_project
+
+    if validators:
+        raise TypeError(
+            "validate_sources(validators=...) is dlt-ops 0.1's; register the rule as a "
+            "validation_rule plugin instead (see docs/plugins.md)"
+        )
+    config, registry = _project(project_root)
+    return list(validate_project(config, registry, discover(config.root), strict=strict).findings)
+
+
+def _reconcile(
+    sources: tuple[str, ...], *, every: bool, removal: bool, dry_run: bool, root: Any
+) -> list[SourceReport]:
+    from dlt_ops.reconcile.service import ReconcileRequest, reconcile
+
+    config, registry = _project(root)
+    request = ReconcileRequest(
+        sources=sources, all_sources=every, include_removal=removal, dry_run=dry_run
+    )
+    return reconcile(registry, config, request).reports
+
+
+def reconcile_source(
+    source_name: str, *, dry_run: bool = False, project_root: Path | str | None = None
+) -> SourceReport:
+    """Additive schema drift of one source (``pipeline reconcile -s``)."""
+    (report,) = _reconcile((source_name,), every=False, removal=False, dry_run=dry_run,
+                           root=project_root)  # fmt: skip
+    return report
+
+
+def reconcile_all(
+    *, dry_run: bool = False, project_root: Path | str | None = None
+) -> list[SourceReport]:
+    """Additive schema drift of every source (``pipeline reconcile --all``)."""
+    return _reconcile((), every=True, removal=False, dry_run=dry_run, root=project_root)
+
+
+def detect_removal(
+    source_name: str, *, dry_run: bool = False, project_root: Path | str | None = None
+) -> SourceReport:
+    """Additive and removal drift of one source (``reconcile -s X --include-removal``)."""
+    (report,) = _reconcile((source_name,), every=False, removal=True, dry_run=dry_run,
+                           root=project_root)  # fmt: skip
+    return report
