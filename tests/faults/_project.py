@@ -145,6 +145,15 @@ class FaultProject:
             f"WHERE source_section = '{self.name}' ORDER BY started_at"
         )
 
+    def receipts_loaded(self) -> int:
+        """Rows every receipt of this source says it loaded (root and child tables)."""
+        if not self.table_exists("_dlt_ops_receipts"):
+            return 0
+        return int(self.query(
+            "SELECT coalesce(sum(rows_loaded + child_rows_loaded), 0) FROM {ds}._dlt_ops_receipts "
+            f"WHERE source_section = '{self.name}'"
+        )[0][0])  # fmt: skip
+
 
 def make_project(
     root: Path, engine: str, *, checkpointed: bool = False, db: Any = None, name: str = "paged"
@@ -207,6 +216,19 @@ def _has_package(project: FaultProject, stage: str) -> bool:
 def has_normalized_package(project: FaultProject) -> bool:
     """dlt moved a package to ``load/normalized``: the load step is next (or running)."""
     return _has_package(project, "normalized")
+
+
+def has_committed_job(project: FaultProject, table: str = "items") -> bool:
+    """A job of ``table`` is committed in the destination and moved to ``completed_jobs``, while
+    its package is still in ``load/normalized``: right after the load committed, before dlt
+    records the package as loaded and before the ledger's finish."""
+    pipelines = project.root / ".dlt-ops" / "pipelines"
+    patterns = (f"*/*/*/load/normalized/*/completed_jobs/{table}.*",
+                f"*/load/normalized/*/completed_jobs/{table}.*")  # fmt: skip
+    try:
+        return any(next(pipelines.glob(p), None) is not None for p in patterns)
+    except OSError:
+        return False
 
 
 def has_loaded_package(project: FaultProject) -> bool:

@@ -1,6 +1,7 @@
-"""SIGKILL a run at a random point — mid-extract, or anywhere from the end of the extract through
-normalize and load — then re-run it: every row lands exactly once, the ledger's loaded counts
-add up to what the table holds, and no ledger row is left ``running``.
+"""SIGKILL a run at a random point — mid-extract, anywhere from the end of the extract through
+normalize and load, right after the load committed — then re-run it: every row lands exactly
+once; the receipts' loaded rows, the ledger's loaded counts over completed runs and the table
+all agree; no ledger row is left ``running`` and none that booked rows says ``failed``.
 
 Plain and ``@with_checkpoints`` runs, DuckDB and PostgreSQL. Kill points come from a seeded
 generator (``FAULTS_SEED``), so CI repeats the same trials.
@@ -16,6 +17,7 @@ import pytest
 
 from ._project import (
     FaultProject,
+    has_committed_job,
     has_loaded_package,
     has_normalized_package,
     make_project,
@@ -24,21 +26,24 @@ from ._project import (
 )
 
 ROWS, PAGES = 4000, 8
-TRIALS = 4  # per engine and variant: 16 trials here, plus the backfill chunk family
+TRIALS = 5  # per engine and variant: 20 trials here, plus the backfill chunk family
 
 
 NORMALIZED = "normalized"  # dlt moved the package to load/normalized: the load is next
+COMMITTED = "committed"  # the table's job committed; dlt has not recorded the package loaded
 LOADED = "loaded"  # dlt finished the load: the ledger's finish write is next
+KINDS = ("page", "extracted", NORMALIZED, COMMITTED, LOADED)
 
 
 def _kill_point(rng, k: int) -> tuple[str, float]:  # noqa: ANN001
     """``page k`` (mid-extract), ``extracted`` plus a delay into normalize/load, the moment
-    the package is normalized (mid-load), or the moment it is loaded (before the ledger's
-    finish); each trial set covers all four."""
-    kind = ("page", "extracted", NORMALIZED, LOADED)[k % 4]
+    the package is normalized (mid-load), the moment its job committed (before dlt's own
+    bookkeeping), or the moment it is loaded (before the ledger's finish); each trial set
+    covers all five."""
+    kind = KINDS[k % len(KINDS)]
     if kind == "page":
         return f"page {rng.randrange(1, PAGES - 1)}", 0.0
-    if kind in (NORMALIZED, LOADED):
+    if kind in (NORMALIZED, COMMITTED, LOADED):
         return kind, 0.0
     return "extracted", rng.uniform(0.0, 0.6)
 
@@ -49,6 +54,8 @@ def _trial(project: FaultProject, k: int, point: tuple[str, float]) -> str:
     proc = project.popen("pipeline", "run", "-s", project.name, "-y", env=env)
     if point[0] == NORMALIZED:
         reached = wait_for(lambda: has_normalized_package(project), proc)
+    elif point[0] == COMMITTED:
+        reached = wait_for(lambda: has_committed_job(project), proc)
     elif point[0] == LOADED:
         reached = wait_for(lambda: has_loaded_package(project), proc)
     else:
@@ -96,6 +103,10 @@ def _verify(project: FaultProject, figures) -> None:  # noqa: ANN001
     assert [r for r in ledger if r[1] == "running"] == [], ledger
     booked = sum(r[2] or 0 for r in ledger)  # a dead run's row books what its load committed
     assert booked == total, f"ledger books {booked} rows, the table holds {total}: {ledger}"
+    completed = sum(r[2] or 0 for r in ledger if r[1] == "completed")
+    assert completed == total, f"completed runs book {completed} rows of {total}: {ledger}"
+    receipts = project.receipts_loaded()
+    assert receipts == total, f"receipts book {receipts} rows, the table holds {total}: {ledger}"
 
 
 @pytest.mark.parametrize("checkpointed", [False, True], ids=["plain", "checkpointed"])

@@ -137,7 +137,26 @@ def receipt_rows(
         failure=outcome.record.error_summary,
         tables=normalized_tables(run.state.tables, pipeline),
         measured_cost=_measured_cost(run, outcome) if measure_cost else None,
+        loaded_tables=run.state.loaded.tables if run.state.loaded is not None else None,
     )
+
+
+def closed_runs_receipts(run: RunContext, outcome: RunOutcome) -> list[ReceiptRow]:
+    """Receipts of the dead runs this run closed ``completed`` (their load had committed), from
+    the rows their packages landed: the same counts their ledger rows book."""
+    from dlt_ops.receipts.build import settled_receipts
+
+    tables = normalized_tables(run.state.tables, outcome.pipeline)
+    return [
+        row
+        for record, landed in run.state.closed_landed
+        if landed is not None
+        for row in settled_receipts(
+            run_id=record.run_id, run_started_at=record.started_at,
+            pipeline_name=record.pipeline_name, source=record.source_section,
+            tables=tables, loaded_tables=landed,
+        )
+    ]  # fmt: skip
 
 
 @hookimpl
@@ -146,7 +165,8 @@ def dlt_ops_run_finished(run: RunContext, outcome: RunOutcome) -> None:
     from dlt_ops.receipts.render import receipt_table
 
     rows = receipt_rows(run, outcome)
-    if not rows:
+    closed = closed_runs_receipts(run, outcome)
+    if not rows and not closed:
         return
     for row in rows:
         if not row.reconciles:
@@ -160,12 +180,22 @@ def dlt_ops_run_finished(run: RunContext, outcome: RunOutcome) -> None:
             run_id=run.run_id,
         )
     for store in stores:
-        try:
-            store.write(rows)
-        except Exception as exc:  # receipts are observability, like the ledger
-            log.error(
-                f"Failed to write receipt rows to {store.target} (non-fatal, run continues)",
-                run_id=run.run_id,
-                error=redact(f"{type(exc).__name__}: {exc}"),
-            )
-    outcome.reports.append(receipt_table(rows))
+        for attempt in (rows, *_by_run(closed)):  # one write per attempt, as a run writes its own
+            try:
+                store.write(attempt)
+            except Exception as exc:  # receipts are observability, like the ledger
+                log.error(
+                    f"Failed to write receipt rows to {store.target} (non-fatal, run continues)",
+                    run_id=attempt[0].run_id if attempt else run.run_id,
+                    error=redact(f"{type(exc).__name__}: {exc}"),
+                )
+    if rows:
+        outcome.reports.append(receipt_table(rows))
+
+
+def _by_run(rows: list[ReceiptRow]) -> list[list[ReceiptRow]]:
+    """``rows`` grouped by (run id, start), in order."""
+    groups: dict[tuple[str, object], list[ReceiptRow]] = {}
+    for row in rows:
+        groups.setdefault((row.run_id, row.run_started_at), []).append(row)
+    return list(groups.values())

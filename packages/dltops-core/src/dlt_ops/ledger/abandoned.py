@@ -9,8 +9,10 @@ could be written) leaves its row ``running``. Two moments prove such a row dead:
 * a later run **loads the dead run's pending load package**: the dead run can no longer be
   loading it.
 
-The row is then finished as ``failed`` with an ``abandoned: ...`` reason naming what found it.
-The finish matches the row's own key (run id, source, start time) and status ``running``, so a
+The row is then finished as ``failed`` with an ``abandoned: ...`` reason naming what found it
+— or, when its load had committed before it died, as ``completed`` with the rows it loaded and
+a note naming the run that closed it: its data landed, and a sum over completed runs must count
+it. The finish matches the row's own key (run id, source, start time) and status ``running``, so a
 row that did end meanwhile is never overwritten. Best effort, like every ledger write.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable, Sequence
+from datetime import datetime
 
 from dlt_ops.clock import utcnow
 from dlt_ops.ledger.model import ERROR_SUMMARY_MAX, RunRecord, RunStatus
@@ -54,8 +57,8 @@ def close_rows(
     """Finish, as ``failed``, the ``running`` rows each readable sink returns for ``rows``.
 
     ``landed(run_id)`` says how many rows the dead run did load (its load committed, then it
-    died before its row said so); they are booked on its row. Returns the rows closed (each
-    once, whichever sinks held it).
+    died before its row said so); such a row is finished ``completed`` with those rows booked
+    on it. Returns the rows closed (each once, whichever sinks held it).
     """
     closed: dict[tuple[str, str, object], RunRecord] = {}
     booked: dict[str, int | None] = {}
@@ -70,14 +73,7 @@ def close_rows(
                 if landed is not None and record.run_id not in booked:
                     booked[record.run_id] = landed(record.run_id)
                 rows_in = booked.get(record.run_id)
-                why = reason(record) + (
-                    f"; its load had committed {rows_in} row(s), booked here"
-                    if rows_in is not None else ""
-                )  # fmt: skip
-                text = redact(f"abandoned: {why}")[:ERROR_SUMMARY_MAX]
-                ended = record.replace(status=str(RunStatus.failed), completed_at=now,
-                                       error_summary=text,
-                                       records_loaded=rows_in)  # fmt: skip
+                ended = _closed(record, reason(record), rows_in, now)
                 sink.finish(ended)
                 closed[(record.run_id, record.source_section, record.started_at)] = ended
         except Exception as exc:  # the ledger is observability: the run goes on
@@ -89,6 +85,16 @@ def close_rows(
     for record in closed.values():
         log.warning("ledger.abandoned_closed", run_id=record.run_id, reason=record.error_summary)
     return list(closed.values())
+
+
+def _closed(record: RunRecord, why: str, rows_in: int | None, now: datetime) -> RunRecord:
+    """The finished row: ``failed`` as abandoned, or ``completed`` when its load committed."""
+    if rows_in is None:
+        text = redact(f"abandoned: {why}")[:ERROR_SUMMARY_MAX]
+        return record.replace(status=str(RunStatus.failed), completed_at=now, error_summary=text)
+    note = redact(f"closed: {why}; its load had committed {rows_in} row(s), booked here")
+    return record.replace(status=str(RunStatus.completed), completed_at=now,
+                          records_loaded=rows_in, note=note[:ERROR_SUMMARY_MAX])  # fmt: skip
 
 
 def close_dead_runs_of(

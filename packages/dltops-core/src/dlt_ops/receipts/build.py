@@ -41,11 +41,15 @@ def _written(trace: Any) -> dict[str, int]:
     return out
 
 
-def _loaded(trace: Any, table: str) -> tuple[int, int]:
-    info = getattr(trace, "last_normalize_info", None) if trace is not None else None
-    counts: Mapping[str, int] = info.row_counts if info is not None else {}
+def _loaded(counts: Mapping[str, int], table: str) -> tuple[int, int]:
+    """Rows of ``table`` and of its child tables (``<table>__<field>``) in ``counts``."""
     child = sum(n for t, n in counts.items() if t.startswith(f"{table}__"))
     return counts.get(table, 0), child
+
+
+def _normalized_counts(trace: Any) -> Mapping[str, int]:
+    info = getattr(trace, "last_normalize_info", None) if trace is not None else None
+    return info.row_counts if info is not None else {}
 
 
 def cost_rates(config: Mapping[str, Any], source: str) -> dict[str, float]:
@@ -96,12 +100,18 @@ def build_receipts(
     measured_cost: float | None = None,
     failure: str | None = None,
     tables: Mapping[str, str] | None = None,
+    loaded_tables: Mapping[str, int] | None = None,
 ) -> list[ReceiptRow]:
     """One row per selected resource. ``phase`` is how far the run got (the runner's
     ``RunPhase``: setup, extract, gates, normalize, load, done); a run that stopped at
-    or before the gates dropped its package, so nothing of it is ``out``."""
+    or before the gates dropped its package, so nothing of it is ``out``.
+
+    ``loaded_tables`` is what the run's load step loaded per table — its own package and any an
+    earlier run left pending — as the ledger books it (the runner's ``LoadedBooks``); without
+    it, what this run's normalize step counted."""
     written = _written(trace) if phase in ("normalize", "load", "done") else {}
     loaded_ok = phase == "done"
+    loaded_counts = loaded_tables if loaded_tables is not None else _normalized_counts(trace)
     seconds = _step_seconds(trace)
     total_rows = 0
     rows: list[ReceiptRow] = []
@@ -118,7 +128,7 @@ def build_receipts(
             # not quarantined was held back by the failure
             failed = tally.passed - rejected
         table = (tables or {}).get(name, name)
-        rows_loaded, child_rows = _loaded(trace, table) if loaded_ok else (0, 0)
+        rows_loaded, child_rows = _loaded(loaded_counts, table) if loaded_ok else (0, 0)
         total_rows += rows_loaded + child_rows
         rows.append(
             ReceiptRow(
@@ -147,6 +157,30 @@ def build_receipts(
                              _share(measured_cost, row, total_rows, len(rows))))
         for row in rows
     ]  # fmt: skip
+
+
+def settled_receipts(
+    *,
+    run_id: str,
+    run_started_at: datetime,
+    pipeline_name: str,
+    source: str,
+    tables: Mapping[str, str],
+    loaded_tables: Mapping[str, int],
+) -> list[ReceiptRow]:
+    """The receipt of a dead run whose load committed, written by the run that closed it: what
+    its package proves, per resource (``tables``: resource → root table). What the resource
+    yielded before dlt's filters was counted in the dead process only, so ``records_in`` and
+    ``records_out`` are the rows that landed in the root table."""
+    rows = []
+    for name, table in sorted(tables.items()):
+        root, child = _loaded(loaded_tables, table)
+        rows.append(ReceiptRow(
+            run_id=run_id, run_started_at=run_started_at, pipeline_name=pipeline_name,
+            source_section=source, resource_name=name, records_in=root, records_out=root,
+            rows_loaded=root, child_rows_loaded=child,
+        ))  # fmt: skip
+    return rows
 
 
 def _share(measured: float | None, row: ReceiptRow, total_rows: int, n: int) -> float | None:

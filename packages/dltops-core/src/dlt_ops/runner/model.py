@@ -91,6 +91,9 @@ class RunState:
     loaded: LoadedBooks | None = None
     #: What ``--drop-pending`` removed before the run built its pipeline.
     dropped: Dropped | None = None
+    #: Dead runs this run closed ``completed`` because their load had committed, with the rows
+    #: per table it landed (``None``: not known per table); their receipts are written for them.
+    closed_landed: list[tuple[RunRecord, Mapping[str, int] | None]] = field(default_factory=list)
 
 
 @dataclass

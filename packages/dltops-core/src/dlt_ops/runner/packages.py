@@ -15,7 +15,7 @@ unknown" for an earlier package, which is logged, never fatal.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,11 +30,22 @@ BOOK_FILE = "dltops-packages.json"
 
 @dataclass(frozen=True)
 class PackageOrigin:
-    """The run that extracted a load package, and the package's rows once known."""
+    """The run that extracted a load package, and the package's rows once known (in all, and
+    per user table where noted: receipts split them by resource)."""
 
     load_id: str
     run_id: str | None
     rows: int | None
+    tables: Mapping[str, int] | None = None
+
+
+def _counts(value: object) -> dict[str, int] | None:
+    """A ``{table: rows}`` note, or ``None`` when it is not one."""
+    if not isinstance(value, dict):
+        return None
+    out = {k: v for k, v in value.items()
+           if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)}  # fmt: skip
+    return out if len(out) == len(value) else None
 
 
 class PackageBook:
@@ -64,13 +75,14 @@ class PackageBook:
         data.setdefault(load_id, {})["run_id"] = run_id
         self._write(data)
 
-    def normalized(self, rows_by_package: dict[str, int]) -> None:
-        """Note each package's user-table rows, as the normalize step counted them."""
-        if not rows_by_package:
+    def normalized(self, tables_by_package: dict[str, dict[str, int]]) -> None:
+        """Note each package's rows per user table, as the normalize step counted them."""
+        if not tables_by_package:
             return
         data = self._read()
-        for load_id, rows in rows_by_package.items():
-            data.setdefault(load_id, {})["rows"] = rows
+        for load_id, tables in tables_by_package.items():
+            entry = data.setdefault(load_id, {})
+            entry["rows"], entry["tables"] = sum(tables.values()), tables
         self._write(data)
 
     def origin(self, load_id: str) -> PackageOrigin:
@@ -81,6 +93,7 @@ class PackageBook:
             load_id,
             run_id if isinstance(run_id, str) else None,
             rows if isinstance(rows, int) and not isinstance(rows, bool) else None,
+            _counts(entry.get("tables")),
         )
 
     def load_ids_of(self, run_id: str) -> list[str]:
@@ -96,28 +109,41 @@ class PackageBook:
             self._write(data)
 
 
-def rows_per_package(normalize_info: Any) -> dict[str, int]:
-    """User-table rows of each package a normalize step processed (``_dlt*`` tables excluded)."""
-    out: dict[str, int] = {}
+def rows_per_package(normalize_info: Any) -> dict[str, dict[str, int]]:
+    """Rows per user table of each package a normalize step processed (``_dlt*`` excluded)."""
+    out: dict[str, dict[str, int]] = {}
     metrics = getattr(normalize_info, "metrics", None) or {}
     for load_id, steps in metrics.items():
-        total = 0
+        tables: dict[str, int] = {}
         for step in steps:
             for table, m in step.get("table_metrics", {}).items():
                 if not table.startswith("_dlt"):
-                    total += m.items_count
-        out[load_id] = total
+                    tables[table] = tables.get(table, 0) + m.items_count
+        out[load_id] = tables
+    return out
+
+
+def _sum_tables(origins: list[PackageOrigin]) -> dict[str, int] | None:
+    """Rows per table over ``origins``; ``None`` when one of them is not known per table."""
+    out: dict[str, int] = {}
+    for origin in origins:
+        if origin.tables is None:
+            return None
+        for table, rows in origin.tables.items():
+            out[table] = out.get(table, 0) + rows
     return out
 
 
 @dataclass(frozen=True)
 class LoadedBooks:
-    """What a run's load step loaded: rows in total, and the packages of earlier runs."""
+    """What a run's load step loaded: rows in total and per table (the ledger books the one,
+    the receipt the other: one count for both), and the packages of earlier runs."""
 
     records_loaded: int | None
     inherited: tuple[PackageOrigin, ...]
     book: PackageBook | None = None
     load_ids: tuple[str, ...] = ()
+    tables: Mapping[str, int] | None = None
 
     def settle(self) -> None:
         """Forget the loaded packages' notes, once the run's ledger row recorded them (a run
@@ -126,9 +152,18 @@ class LoadedBooks:
             self.book.forget(list(self.load_ids))
 
 
-def rows_landed_by(working_dir: Path, run_id: str) -> int | None:
-    """Rows of ``run_id``'s packages that dlt finished loading (``load/loaded/<id>``) although
-    the run died before its ledger row said so; ``None`` when it landed none (or unknown)."""
+@dataclass(frozen=True)
+class Landed:
+    """What a dead run's committed load put in the tables: rows in all and per table."""
+
+    rows: int
+    tables: Mapping[str, int] | None
+
+
+def rows_landed_by(working_dir: Path, run_id: str) -> Landed | None:
+    """What ``run_id``'s packages that dlt finished loading (``load/loaded/<id>``) landed,
+    although the run died before its ledger row said so; ``None`` when it landed none (or
+    unknown)."""
     book = PackageBook(working_dir)
     landed = [
         o for o in (book.origin(i) for i in book.load_ids_of(run_id))
@@ -137,14 +172,14 @@ def rows_landed_by(working_dir: Path, run_id: str) -> int | None:
     if not landed or any(o.rows is None for o in landed):
         return None
     book.forget([o.load_id for o in landed])
-    return sum(o.rows or 0 for o in landed)
+    return Landed(sum(o.rows or 0 for o in landed), _sum_tables(landed))
 
 
 def book_loaded(
     book: PackageBook,
     load_ids: list[str],
     own: set[str],
-    count_landed: Callable[[str], int | None] | None = None,
+    count_landed: Callable[[str], dict[str, int] | None] | None = None,
 ) -> LoadedBooks:
     """Sum the rows of every package loaded (``load_ids``); ``own`` are this run's packages.
 
@@ -153,10 +188,14 @@ def book_loaded(
     """
     total: int | None = 0
     inherited: list[PackageOrigin] = []
+    origins: list[PackageOrigin] = []
     for load_id in load_ids:
         origin = book.origin(load_id)
-        if origin.rows is None and count_landed is not None:
-            origin = PackageOrigin(origin.load_id, origin.run_id, count_landed(load_id))
+        if origin.tables is None and count_landed is not None:
+            tables = count_landed(load_id)
+            rows = sum(tables.values()) if tables is not None else origin.rows
+            origin = PackageOrigin(origin.load_id, origin.run_id, rows, tables)
+        origins.append(origin)
         if load_id not in own:
             inherited.append(origin)
         if origin.rows is None:
@@ -164,18 +203,18 @@ def book_loaded(
             total = None
         elif total is not None:
             total += origin.rows
-    return LoadedBooks(total, tuple(inherited), book, tuple(load_ids))
+    return LoadedBooks(total, tuple(inherited), book, tuple(load_ids), _sum_tables(origins))
 
 
-def count_landed_rows(pipeline: Any, load_id: str) -> int | None:
-    """Rows of package ``load_id`` in the destination's user tables (nested tables through
+def count_landed_rows(pipeline: Any, load_id: str) -> dict[str, int] | None:
+    """Rows of package ``load_id`` per user table of the destination (nested tables through
     their root row), read with dlt's own SQL client; ``None`` when they cannot be counted."""
     from dlt.common.schema.utils import get_root_table
 
     try:
         schema = pipeline.default_schema
         tables = schema.data_tables()
-        total = 0
+        counted: dict[str, int] = {}
         with pipeline.sql_client() as client:
             for table in tables:
                 name, columns = table["name"], table.get("columns", {})
@@ -191,8 +230,8 @@ def count_landed_rows(pipeline: Any, load_id: str) -> int | None:
                         f"FROM {client.make_qualified_table_name(root)} WHERE _dlt_load_id = %s)"
                     )
                 rows = client.execute_sql(sql, load_id)
-                total += int(rows[0][0]) if rows else 0
-        return total
+                counted[name] = int(rows[0][0]) if rows else 0
+        return counted
     except Exception as exc:  # noqa: BLE001 - a count we cannot take is reported as unknown
         log.warning("packages.count_failed", load_id=load_id, error=str(exc)[:300])
         return None

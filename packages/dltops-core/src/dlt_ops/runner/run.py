@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dlt_ops import __version__
 from dlt_ops.adapters import DestinationSession
@@ -33,14 +33,18 @@ from dlt_ops.errors import DltOpsError
 from dlt_ops.ledger import LedgerWriter, RunRecord, RunStatus, summarize_error
 from dlt_ops.ledger.abandoned import close_dead_runs_of, close_runs_by_id
 from dlt_ops.ledger.build import build_sinks
+from dlt_ops.ledger.sinks import LedgerSink
 from dlt_ops.log import bound_contextvars, get_logger
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.runner import counts, lifecycle
+from dlt_ops.runner.committed import pending_load_ids, settle_committed
 from dlt_ops.runner.context import RunContext, active_run
 from dlt_ops.runner.half_written import check_working_dir, half_written
 from dlt_ops.runner.load_stamp import stamp_source
 from dlt_ops.runner.model import RunOutcome, RunPhase, RunRequest, RunState
 from dlt_ops.runner.packages import (
+    Landed,
+    LoadedBooks,
     PackageBook,
     PackageOrigin,
     book_loaded,
@@ -260,8 +264,7 @@ def execute_run(
         writer.start(keep=True)
         with writer.borrowed() as ledger_sinks:
             work = (request.working_dir or working_base(config.root, where)) / where.pipeline_name
-            close_dead_runs_of(ledger_sinks, request.source, closed_by=run_id,
-                               landed=lambda dead: rows_landed_by(work, dead))  # fmt: skip
+            _close_dead_runs(ctx, ledger_sinks, work, ledger_session or session)
         lifecycle.run_started(ctx, writer.record)
         try:
             if lease_failure is not None:  # the destination could not be asked: fail the row
@@ -292,7 +295,7 @@ def execute_run(
         trace = state.pipeline.last_trace if state.pipeline is not None else None
         record = writer.finish(
             RunStatus.completed,
-            dlt_run_id=counts.first_load_id(load_info),
+            dlt_run_id=counts.first_load_id(load_info) or _first(state.loaded),
             records_extracted=counts.records_extracted(trace),
             records_loaded=(
                 state.loaded.records_loaded if state.loaded else counts.records_loaded(trace)
@@ -346,6 +349,34 @@ def _lease(
             yield exc
             return
         yield None
+
+
+def _close_dead_runs(
+    ctx: RunContext,
+    sinks: list[tuple[str, LedgerSink]],
+    work: Path,
+    open_session: Callable[[], DestinationSession],
+) -> None:
+    """Close this source's rows whose process died on this host. A dead run whose load
+    committed is closed ``completed`` with what it landed — its pending packages that
+    ``_dlt_loads`` records are settled first — and noted in the state, so its receipt is
+    written from the same counts."""
+    settle_committed(work, open_session if ctx.target.has_adapter else None)
+    landed: dict[str, Landed] = {}
+
+    def rows_of(dead: str) -> int | None:
+        found = rows_landed_by(work, dead)
+        if found is not None:
+            landed[dead] = found
+        return found.rows if found is not None else None
+
+    closed = close_dead_runs_of(sinks, ctx.source, closed_by=ctx.run_id, landed=rows_of)
+    ctx.state.closed_landed = [(r, landed[r.run_id].tables) for r in closed if r.run_id in landed]
+
+
+def _first(loaded: LoadedBooks | None) -> str | None:
+    """The first load id a run booked (its load info is gone when it settled a commit)."""
+    return loaded.load_ids[0] if loaded is not None and loaded.load_ids else None
 
 
 def _noted(state: RunState, summary: str | None, run_id: str) -> str | None:
@@ -415,7 +446,7 @@ def _execute(
     *,
     hold: Callable[[bool], None] = lambda _on: None,
     started_at: datetime | None = None,
-) -> LoadInfo:
+) -> LoadInfo | None:
     from dlt_ops.secrets import engage_secrets
     from dlt_ops.validate.preflight import run_preflight
 
@@ -433,11 +464,14 @@ def _execute(
     gates = [g for f in prepared.gate_factories if (g := f.gate(ctx, source)) is not None]
     base = request.working_dir or working_base(config.root, ctx.where)
     pipeline_dir = base / ctx.pipeline_name
+    # an earlier attempt of this backfill chunk whose load committed (then died or failed
+    # before its books): its window is loaded, extracting it again would load it twice
+    prior = rows_landed_by(pipeline_dir, ctx.run_id) if request.backfill_id else None
     # a backfill chunk's working dir is its own: a package half-written there was left by a
     # killed attempt of this chunk (never loaded); the chunk re-extracts its window anyway
-    drop = request.drop_pending or (
+    drop = prior is None and (request.drop_pending or (
         request.backfill_id is not None and bool(half_written(pipeline_dir))
-    )
+    ))  # fmt: skip
     state.dropped = check_working_dir(pipeline_dir, drop=drop)
     seeded = request.seed_state_from is not None and seed_from_sibling(
         base / ctx.pipeline_name, request.seed_state_from / ctx.pipeline_name
@@ -454,6 +488,12 @@ def _execute(
     for gate in gates:
         source = gate.attach(source)
         state.gates.append(gate)
+    if prior is not None:
+        log.warning("run.chunk_already_loaded", rows=prior.rows,
+                    reason="an earlier attempt's load committed: booked, not extracted again")
+        state.loaded = LoadedBooks(prior.rows, (), book, (), prior.tables)
+        state.phase = RunPhase.done
+        return None
     if config.load_timestamp_column and started_at is not None:  # last: gates judge raw items
         source = stamp_source(source, config.load_timestamp_column, started_at)
     # as pipeline.run does: restore state (incremental cursors) from the destination when the
@@ -476,10 +516,26 @@ def _execute(
         state.phase = RunPhase.load
         hold(True)  # dlt opens the database now: it reuses our open one
         with request.load_guard() if request.load_guard is not None else nullcontext():
-            load_info: LoadInfo = pipeline.load()
+            load_info, load_ids = _load(ctx, pipeline)
         # a package an earlier run left pending loads here too: book its rows to this run
         state.loaded = book_loaded(
-            book, list(load_info.loads_ids), own, lambda lid: count_landed_rows(pipeline, lid)
+            book, load_ids, own, lambda lid: count_landed_rows(pipeline, lid)
         )
         state.phase = RunPhase.done
     return load_info
+
+
+def _load(ctx: RunContext, pipeline: Any) -> tuple[LoadInfo | None, list[str]]:
+    """dlt's load step, and the load ids it loaded. A load that failed after its packages
+    committed (a full disk when dlt records them loaded) counts as loaded: every package it
+    left pending is in ``_dlt_loads``; they are settled, never loaded again."""
+    try:
+        load_info = pipeline.load()
+    except Exception as exc:
+        work = Path(pipeline.working_dir)
+        settled = settle_committed(work, ctx.open_session if ctx.target.has_adapter else None)
+        if not settled or pending_load_ids(work):
+            raise
+        log.warning("run.load_failed_after_commit", load_ids=settled, error=summarize_error(exc))
+        return None, settled
+    return load_info, list(load_info.loads_ids)
