@@ -1,6 +1,9 @@
 """The destination goes away mid-run — stopped (``pg_ctl -m immediate``) or frozen (``SIGSTOP``
 on every server process) — and comes back: every row lands exactly once, the ledger books what
-landed, and no row is left ``running``.
+landed, and no row is left ``running``. A run that failed because its destination was stopped
+could not write its own failure: once the server is back, ``status`` shows it failed with the
+connection error (kept in the project's outbox), never "abandoned", and the next run writes it
+to the ledger row.
 
 Each test starts its own PostgreSQL server (the session's shared one must not be stopped).
 """
@@ -8,6 +11,7 @@ Each test starts its own PostgreSQL server (the session's shared one must not be
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -111,6 +115,25 @@ def _verify(project: FaultProject, figures, rows: int) -> None:  # noqa: ANN001
     assert [r for r in ledger if r[1] == "running"] == [], ledger
     booked = sum(r[2] or 0 for r in ledger)  # a dead run's row books what its load committed
     assert booked == total, f"ledger books {booked} rows, the table holds {total}: {ledger}"
+    errors = project.query("SELECT error_summary FROM {ds}._dlt_ops_runs WHERE status = 'failed'")
+    assert not [e for (e,) in errors if (e or "").startswith("abandoned")], errors
+    assert not list((project.root / ".dlt-ops" / "outbox").glob("*.json")), "outbox not flushed"
+
+
+def _status_shows_the_cause(project: FaultProject) -> None:
+    """The failed run's cause, kept while the ledger was gone, is what ``status`` shows."""
+    shown = project.cli("pipeline", "status", "-s", project.name, "--json")
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    import json
+
+    runs = json.loads(shown.stdout)[0]["runs"]
+    newest = runs[0]
+    assert newest["status"] == "failed" and not newest["abandoned"], runs
+    error = newest["error_summary"] or ""
+    assert not error.startswith("abandoned"), error
+    assert re.search(r"connect|server", error, re.IGNORECASE), error
+    text = project.cli("pipeline", "status", "-s", project.name).stdout
+    assert "probably died" not in text and error[:40] in text, text
 
 
 def _stop(server: Server, proc: subprocess.Popen[str]) -> str:
@@ -151,5 +174,7 @@ def test_destination_goes_away_mid_run(tmp_path: Path, server: Server, figures, 
         figures.notes.append(f"{what} at {when}: run exit {proc.returncode}")
         assert proc.returncode in (0, 1), err[-2000:]
         assert "Traceback" not in err
+        if fault is _stop:
+            _status_shows_the_cause(project)
         _verify(project, figures, rows)
     figures.check()

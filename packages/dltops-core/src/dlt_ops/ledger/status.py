@@ -131,7 +131,21 @@ def _read(
         return SourceStatus(source, "unreadable", summarize_error(exc))
     if runs is None:
         return SourceStatus(source, "missing")
-    return SourceStatus(source, "ok", runs=runs)
+    return SourceStatus(source, "ok", runs=_with_kept_finishes(config, plan, runs))
+
+
+def _with_kept_finishes(
+    config: ProjectConfig, plan: _Planned, runs: list[RunRecord]
+) -> list[RunRecord]:
+    """A ``running`` row whose run kept its finish in the outbox (the ledger could not take it)
+    is shown as that finish: failed, with its own cause. A local read, no round trip; the next
+    run writes it to the row."""
+    from dlt_ops.ledger import outbox
+
+    if not any(r.status == RunStatus.running for r in runs):
+        return runs
+    kept = outbox.pending(config.root, plan.source, dataset=plan.where.dataset)
+    return outbox.overlay(runs, kept) if kept else runs
 
 
 def _live_run_holding_the_file(

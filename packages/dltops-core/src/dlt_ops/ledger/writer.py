@@ -31,8 +31,12 @@ class LedgerWriter:
         *,
         heartbeat_seconds: float = 30.0,
         release: Callable[[], None] | None = None,
+        refused: Callable[[str, RunRecord], None] | None = None,
     ) -> None:
         self.sinks = list(sinks)
+        # a finish a sink refused (the destination is gone): kept locally for a later command
+        # to write (``ledger/outbox.py``), so the cause of the failure is not lost
+        self._refused = refused
         # called after every write: on a single-writer engine the ledger lets go of the
         # database between writes, so readers see the run as running
         self._release = release
@@ -79,6 +83,8 @@ class LedgerWriter:
                     run_id=self.record.run_id,
                     error=redact(f"{type(exc).__name__}: {exc}"),
                 )
+                if call == "finish" and self._refused is not None:
+                    self._refused(name, self.record)
 
     def start(self, *, keep: bool = False) -> None:
         """Record the start on every sink and begin heartbeats; ``keep`` holds the connection

@@ -30,7 +30,7 @@ from dlt_ops.clock import utcnow
 from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import ResolvedDestination, open_session
 from dlt_ops.errors import DltOpsError
-from dlt_ops.ledger import LedgerWriter, RunRecord, RunStatus, summarize_error
+from dlt_ops.ledger import LedgerWriter, RunRecord, RunStatus, outbox, summarize_error
 from dlt_ops.ledger.abandoned import close_dead_runs_of, close_runs_by_id
 from dlt_ops.ledger.build import build_sinks
 from dlt_ops.ledger.sinks import LedgerSink
@@ -243,6 +243,7 @@ def execute_run(
     writer = LedgerWriter(
         sinks, _start_record(request, where, run_id), heartbeat_seconds=config.heartbeat_seconds,
         release=ledger_session.release if ledger_session else None,
+        refused=lambda sink, record: outbox.keep(config.root, sink, record),
     )  # fmt: skip
     bound = bound_contextvars(run_id=run_id, source=request.source, destination=where.engine)
     ctx = RunContext(
@@ -360,7 +361,9 @@ def _close_dead_runs(
     """Close this source's rows whose process died on this host. A dead run whose load
     committed is closed ``completed`` with what it landed — its pending packages that
     ``_dlt_loads`` records are settled first — and noted in the state, so its receipt is
-    written from the same counts."""
+    written from the same counts. Finishes an earlier run could not write (the outbox) go
+    first: such a row is over, with its own cause."""
+    outbox.flush(ctx.config.root, sinks, ctx.source, dataset=ctx.target.dataset)
     settle_committed(work, open_session if ctx.target.has_adapter else None)
     landed: dict[str, Landed] = {}
 
