@@ -128,9 +128,22 @@ dag = build_backfill_dag(os.environ["DLT_PROJECT"], "daily",
 
 if __name__ == "__main__":
     print(json.dumps({"tasks": sorted(dag.task_ids)}))
+    runs = []
     for attempt in range(2):  # the second run finds every chunk completed: it reloads nothing
-        run = dag.test()
-        print(json.dumps({"state": str(run.state)}))
+        runs.append(dag.test())
+        print(json.dumps({"state": str(runs[-1].state)}))
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+    from dlt_ops.airflow.dags import _chunk
+
+    with create_session() as session:  # what each chunk task of the first run returned
+        rows = session.scalars(XComModel.get_many(run_id=runs[0].run_id, dag_ids=dag.dag_id,
+                                                  task_ids="run_chunk", key="return_value"))
+        xcoms = [XComModel.deserialize_value(row) for row in rows]
+    # a cleared chunk task of a completed chunk: the task's callable, as Airflow calls it
+    again = _chunk(os.environ["DLT_PROJECT"], "daily", "2026-01-01T00:00:00+00:00",
+                   "2026-01-11T00:00:00+00:00", "1d", None, "10m", 0)
+    print(json.dumps({"xcoms": xcoms, "again": again}))
 """
 
 
@@ -141,9 +154,21 @@ def test_backfill_dag_covers_the_window_once(airflow_home: Any, tmp_path: Path,
     env = {"BF_DAYS": "10", "DLT_PROJECT": str(project.root)}
     proc = airflow_home.run_dag_file(tmp_path / "dags", BACKFILL, env=env)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
-    parsed, first, second = _last_json(proc.stdout)[:3]
+    parsed, first, second, results = _last_json(proc.stdout)[:4]
     assert parsed["tasks"] == ["check", "run_chunk", "seed"]
     assert first["state"] == second["state"] == "success", (proc.stdout + proc.stderr)[-5000:]
+    # each chunk's XCom says it ran, with the chunk's dlt-ops run id (issue 38)
+    xcoms = sorted(results["xcoms"], key=lambda x: x["index"])
+    assert [(x["outcome"], x["status"], x["index"]) for x in xcoms] == [
+        ("ran", "completed", i) for i in range(10)
+    ]
+    ledger_ids = project.query("SELECT run_id FROM {ds}._dlt_ops_runs WHERE status = 'completed'")
+    assert {x["run_id"] for x in xcoms} == {r for (r,) in ledger_ids}
+    assert all(x["records_loaded"] == 1 for x in xcoms)
+    again = results["again"]  # a cleared task of a completed chunk skips it
+    assert (again["outcome"], again["status"], again["records_loaded"]) == ("skipped",
+        "completed", None)  # fmt: skip
+    assert again["run_id"] == xcoms[0]["run_id"]
     assert project.query("SELECT count(*), count(DISTINCT id) FROM {ds}.events") == [(10, 10)]
     completed = project.query(
         "SELECT count(DISTINCT run_id), count(*) FROM {ds}._dlt_ops_runs "

@@ -484,3 +484,9 @@ class LedgerUnreadableError(DltOpsError):
     """A ledger (or backfill state) could not be read: an outage, never an empty history."""
 
     exit_code = 1
+
+
+class AirflowPoolError(DltOpsError):
+    """An Airflow pool the DAG's tasks use was not created (``dlt-ops airflow pools --apply``)."""
+
+    exit_code = 1

@@ -13,6 +13,7 @@ imported here; ``dlt_ops.airflow`` builds DAGs on these).
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +30,14 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 
-__all__ = ["check_backfill", "run_backfill_chunk", "run_source", "seed_backfill"]
+__all__ = [
+    "ChunkOutcome",
+    "check_backfill",
+    "run_backfill_chunk",
+    "run_backfill_chunk_outcome",
+    "run_source",
+    "seed_backfill",
+]
 
 
 class ChunkFailedError(DltOpsError):
@@ -122,7 +130,49 @@ def run_backfill_chunk(
     chunk's status afterwards (``completed``, or ``claimed``/``running`` when another worker
     holds it). Raises :class:`ChunkFailedError` when its run failed (a retry resumes it).
     ``trigger_source`` names the orchestrator in the chunk's ledger row; the row's ``run_id``
-    stays the chunk's deterministic id whoever runs it."""
+    stays the chunk's deterministic id whoever runs it. :func:`run_backfill_chunk_outcome`
+    also says whether this call ran the chunk."""
+    return run_backfill_chunk_outcome(
+        project_root, source, from_, to, chunk, index, resources=resources, dataset=dataset,
+        lease=lease, trigger_source=trigger_source,
+    ).status  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ChunkOutcome:
+    """What one call did to its chunk. ``outcome``: ``ran`` (this call ran it to
+    completion), ``skipped`` (already completed, nothing loaded), ``held`` (another worker
+    holds it), ``lost`` (its claim was taken over while it ran)."""
+
+    outcome: str
+    status: str
+    index: int
+    run_id: str
+    backfill_id: str
+    records_loaded: int | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        """A JSON-able dict (an orchestrator's task result)."""
+        return asdict(self)
+
+
+_OUTCOMES = {"completed": "ran", "skipped": "skipped", "held": "held", "lost": "lost"}
+
+
+def run_backfill_chunk_outcome(
+    project_root: Path | str,
+    source: str,
+    from_: datetime | str,
+    to: datetime | str,
+    chunk: str,
+    index: int,
+    *,
+    resources: tuple[str, ...] = (),
+    dataset: str | None = None,
+    lease: str = "10m",
+    trigger_source: str = "backfill",
+) -> ChunkOutcome:
+    """:func:`run_backfill_chunk`, returning what the call did (see :class:`ChunkOutcome`)."""
     from dlt_ops.backfill.executor import BackfillOptions, ChunkEvent, ChunkWorker
     from dlt_ops.backfill.plan import parse_lease
     from dlt_ops.backfill.service import check_source, new_token, open_state
@@ -140,9 +190,11 @@ def run_backfill_chunk(
     with session, project_environment(config.root):
         state.seed(plan, prepared.pipeline_name)  # a task run before (or without) the seed task
         events: list[str] = []
+        seen: list[ChunkEvent] = []
 
         def note(event: ChunkEvent) -> None:
             events.append(event.error or event.kind)
+            seen.append(event)
 
         worker = ChunkWorker(registry, config, plan, state, options, note, prepared=prepared)
         ok = worker.run_one(target)
@@ -152,7 +204,13 @@ def run_backfill_chunk(
             f"chunk {index}/{plan.total} of backfill {plan.backfill_id} failed: "
             f"{events[-1] if events else 'see the ledger'}"
         )
-    return str(row.status) if row is not None else "unknown"
+    last = next((e for e in reversed(seen) if e.kind in _OUTCOMES), None)
+    return ChunkOutcome(
+        outcome=_OUTCOMES[last.kind] if last else "unknown",
+        status=str(row.status) if row is not None else "unknown", index=index,
+        run_id=target.run_id, backfill_id=plan.backfill_id,
+        records_loaded=last.records if last and last.kind == "completed" else None,
+    )  # fmt: skip
 
 
 def check_backfill(
@@ -170,8 +228,10 @@ def check_backfill(
     from dlt_ops.backfill.service import open_state
     from dlt_ops.backfill.state import ChunkStatus
     from dlt_ops.destinations import resolve_destination
+    from dlt_ops.secrets import engage_destination_secrets
 
     config, registry = _project(project_root)
+    engage_destination_secrets(config, registry, source)  # e.g. from an Airflow Connection
     plan = _plan(source, from_, to, chunk, resources)
     where = resolve_destination(config, source, dataset)
     session, state = open_state(registry, config, where, "check", read_only=True)

@@ -105,3 +105,16 @@ def engage_secrets(config: ProjectConfig, registry: PluginRegistry, source: str)
     harvest_project_secrets(config.root, config.raw)
     watch_dlt_secrets()
     return backend
+
+
+def engage_destination_secrets(
+    config: ProjectConfig, registry: PluginRegistry, source: str
+) -> None:
+    """Let ``source``'s secret backend supply its destination's credentials, before the first
+    destination session of the run opens (the lease, the ledger's start row). A backend opts in
+    with a ``prepare_destination(config, source)`` method (the ``airflow`` backend fetches an
+    Airflow Connection there); the others are left alone."""
+    _, backend = resolve_secret_backend(config, registry, source)
+    prepare = getattr(backend, "prepare_destination", None)
+    if prepare is not None:
+        prepare(config, source)

@@ -13,15 +13,17 @@ except ImportError:
     ) from None
 
 from dlt_ops.airflow.dags import (
-    SCHEDULE_POOL_PREFIX,
     build_backfill_dag,
     build_schedule_dags,
     schedule_to_airflow,
 )
+from dlt_ops.airflow.pools import POOLS_VARIABLE, SCHEDULE_POOL_PREFIX, source_pools
 
 __all__ = [
+    "POOLS_VARIABLE",
     "SCHEDULE_POOL_PREFIX",
     "build_backfill_dag",
     "build_schedule_dags",
     "schedule_to_airflow",
+    "source_pools",
 ]

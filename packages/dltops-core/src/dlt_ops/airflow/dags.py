@@ -4,26 +4,60 @@ while Airflow parses the DAG file.
 
 Tasks of one source never run against one working directory at once: the per-resource tasks of
 a source are chained one after another in a DAG run, every task waits on the source's run
-lease (it queues instead of failing), and with ``pool=`` the tasks take a slot of that
-Airflow pool, so they queue in Airflow rather than hold a worker slot while they wait.
+lease (it queues instead of failing), and with ``pool=``/``pools=`` the tasks take a slot of an
+Airflow pool (one per source with ``pools=``), so they queue in Airflow rather than hold a
+worker slot while they wait.
+
+Every task runs with dlt's own Airflow config provider off (see :mod:`.providers`) unless the
+factory was given ``dlt_airflow_secrets=True``. DAG and task defaults are the factory's,
+overridden by ``dag_kwargs`` and ``default_args`` (the user wins).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from airflow.sdk import DAG, get_current_context, task
 from airflow.sdk.exceptions import AirflowSkipException
 
+from dlt_ops.airflow.pools import (
+    CHECK_TASK_ID,
+    DEFAULT_POOL,
+    Pools,
+    check_pools,
+    select_sources,
+    source_pools,
+)
+from dlt_ops.airflow.providers import with_dlt_airflow_provider
 from dlt_ops.cron import DEFAULT_ZONE, TAG_CRON, cron_text, schedule_zone
+from dlt_ops.errors import UsageError
 
-#: A suggested pool name prefix: ``<prefix><source>`` with one slot serializes a source.
-SCHEDULE_POOL_PREFIX = "dlt_ops_"
 DEFAULT_START = datetime(2024, 1, 1, tzinfo=UTC)
+#: Wait between a failed task and its retry (Airflow's own default is 300 s).
+DEFAULT_RETRY_DELAY = timedelta(seconds=60)
+
+
+def _dag_args(
+    defaults: dict[str, Any],
+    dag_kwargs: Mapping[str, Any] | None,
+    task_defaults: dict[str, Any],
+    default_args: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The DAG's keyword arguments: the factory's ``defaults`` with ``dag_kwargs`` over them,
+    and ``default_args`` = the factory's task defaults, then ``dag_kwargs["default_args"]``,
+    then ``default_args`` (the user wins at each step)."""
+    given = dict(dag_kwargs or {})
+    tasks = {**task_defaults, **dict(given.pop("default_args", None) or {}),
+             **dict(default_args or {})}  # fmt: skip
+    return {**defaults, **given, "default_args": tasks}
+
+
+def _checked(fn: Callable[..., Any], keep_provider: bool) -> Callable[..., Any]:
+    return with_dlt_airflow_provider(fn, keep_provider)
 
 
 def schedule_to_airflow(
@@ -114,22 +148,37 @@ def build_schedule_dags(
     pool: str | None = None,
     use_data_interval: bool = False,
     dag_kwargs: Mapping[str, Any] | None = None,
+    sources: Iterable[str] | None = None,
+    pools: Pools = None,
+    retries: int = 0,
+    retry_delay: timedelta = DEFAULT_RETRY_DELAY,
+    default_args: Mapping[str, Any] | None = None,
+    dlt_airflow_secrets: bool = False,
+    check_pools_exist: bool = True,
 ) -> dict[str, DAG]:
     """One DAG per schedule, a task per source (or per Phase-1 resource, chained).
 
     ``use_data_interval`` bounds each run to the DAG run's data interval (every incremental
     of the source must take a window); by default runs are unbounded and their incremental
     cursors carry on, and ``dag_run.conf`` ``start_date``/``end_date`` bound a run on demand.
-    Usage in a DAG file: ``globals().update(build_schedule_dags(PROJECT))``.
+    ``sources`` narrows the DAGs to those sources; ``pools`` puts each source's tasks in a
+    pool of its own (a mapping source → pool, or a prefix: ``<prefix><source>``), ``pool``
+    the others. Usage in a DAG file: ``globals().update(build_schedule_dags(PROJECT))``.
     """
     from dlt_ops.config import load_project_config
     from dlt_ops.project.discovery import discover
 
+    if dag_kwargs and "dag_id" in dag_kwargs:
+        raise UsageError("dag_kwargs cannot set dag_id: build_schedule_dags makes one DAG per "
+                         "schedule; use dag_prefix= to name them.")  # fmt: skip
     root = Path(project_root).resolve()
     config = load_project_config(root)
     project = discover(root)
+    selected = select_sources(project.sources, sources)
+    pool_of = source_pools(selected, pools, pool)
+    run_task = _checked(run_scheduled, dlt_airflow_secrets)
     groups: dict[tuple[str, str], list[str]] = {}  # one DAG per schedule and time zone
-    for name in sorted(project.sources):
+    for name in selected:
         cfg = config.source(name)
         schedule = str(cfg.schedule) if cfg.schedule_valid else "@manual"
         zone = schedule_zone(schedule, cfg.timezone) if cfg.schedule_valid else DEFAULT_ZONE
@@ -138,23 +187,24 @@ def build_schedule_dags(
     for schedule, zone in sorted(groups):
         dag_id = _dag_id(dag_prefix, schedule, zone)
         cron = schedule_to_airflow(schedule, zone, data_interval=use_data_interval)
-        with DAG(
-            dag_id=dag_id,
-            schedule=cron,
-            start_date=start_date or DEFAULT_START,
-            catchup=catchup,
-            max_active_runs=1,
-            tags=["dlt-ops", schedule],
-            **dict(dag_kwargs or {}),
-        ) as dag:
-            sources = groups[(schedule, zone)]
-            for source in sources:
+        defaults = {"dag_id": dag_id, "schedule": cron, "catchup": catchup,
+                    "start_date": start_date or DEFAULT_START, "max_active_runs": 1,
+                    "tags": ["dlt-ops", schedule]}  # fmt: skip
+        task_defaults = {"retries": retries, "retry_delay": retry_delay}
+        with DAG(**_dag_args(defaults, dag_kwargs, task_defaults, default_args)) as dag:
+            members = groups[(schedule, zone)]
+            used = sorted({pool_of[s] for s in members} - {DEFAULT_POOL})
+            guard = None
+            if used and check_pools_exist:  # fails the run instead of waiting on a lost pool
+                guard = task(task_id=CHECK_TASK_ID, pool=DEFAULT_POOL, retries=0)(
+                    _checked(check_pools, dlt_airflow_secrets))(used, str(root))  # fmt: skip
+            for source in members:
                 resources = project.sources[source].static_resources or (None,)
-                previous = None
+                previous = guard
                 for resource in resources:
                     task_id = f"{source}_{resource}" if resource else source
-                    op = task(task_id=task_id, pool=pool or "default_pool")(run_scheduled)(
-                        str(root), source, resource, sources,
+                    op = task(task_id=task_id, pool=pool_of[source])(run_task)(
+                        str(root), source, resource, members,
                         use_data_interval and cron is not None,
                     )  # fmt: skip
                     if previous is not None:
@@ -165,18 +215,23 @@ def build_schedule_dags(
 
 
 def _seed(project_root: str, source: str, from_: str, to: str, chunk: str,
-          dataset: str | None) -> list[int]:  # fmt: skip
+          dataset: str | None, pools: list[str] | None = None) -> list[int]:  # fmt: skip
     from dlt_ops.orchestration import seed_backfill
 
+    if pools:  # before any chunk task queues in a pool that may not exist
+        check_pools(pools, project_root)
     return seed_backfill(project_root, source, from_, to, chunk, dataset=dataset)
 
 
 def _chunk(project_root: str, source: str, from_: str, to: str, chunk: str,
-           dataset: str | None, lease: str, index: int) -> str:  # fmt: skip
-    from dlt_ops.orchestration import run_backfill_chunk
+           dataset: str | None, lease: str, index: int) -> dict[str, object]:  # fmt: skip
+    """The XCom: ``outcome`` (``ran``, ``skipped`` when already completed, ``held``,
+    ``lost``), the chunk's ``status``, ``index``, dlt-ops ``run_id``, ``backfill_id`` and
+    ``records_loaded`` (when this task ran it)."""
+    from dlt_ops.orchestration import run_backfill_chunk_outcome
 
-    return run_backfill_chunk(project_root, source, from_, to, chunk, index,
-                              dataset=dataset, lease=lease)  # fmt: skip
+    return run_backfill_chunk_outcome(project_root, source, from_, to, chunk, index,
+                                      dataset=dataset, lease=lease).as_dict()  # fmt: skip
 
 
 def _check(project_root: str, source: str, from_: str, to: str, chunk: str,
@@ -200,11 +255,17 @@ def build_backfill_dag(
     pool: str | None = None,
     max_active_tis_per_dag: int | None = None,
     dag_kwargs: Mapping[str, Any] | None = None,
+    pools: Pools = None,
+    retry_delay: timedelta = DEFAULT_RETRY_DELAY,
+    default_args: Mapping[str, Any] | None = None,
+    dlt_airflow_secrets: bool = False,
+    check_pools_exist: bool = True,
 ) -> DAG:
     """A trigger-only DAG: ``seed`` → ``run_chunk`` mapped over every chunk not completed yet
     → ``check``. Each mapped task claims its chunk through ``_dlt_backfills``, so the chunks
     spread over every Airflow worker, each runs exactly once, and a cleared or retried task
-    resumes (a completed chunk is skipped) rather than reloads."""
+    resumes (a completed chunk is skipped) rather than reloads. ``pools`` (a mapping with the
+    source, or a prefix) or ``pool`` puts the chunk tasks in a pool."""
     from dlt_ops.backfill.plan import BackfillPlan
 
     def iso(value: datetime | str) -> str:
@@ -213,24 +274,24 @@ def build_backfill_dag(
     start, end = iso(from_), iso(to)
     plan = BackfillPlan.build(source, start, end, chunk)  # usage errors at parse time
     root = str(Path(project_root).resolve())
-    with DAG(
-        dag_id=dag_id or f"dlt_backfill_{source}_{plan.backfill_id}",
-        schedule=None,
-        start_date=DEFAULT_START,
-        catchup=False,
-        tags=["dlt-ops", "backfill", source],
-        **dict(dag_kwargs or {}),
-    ) as dag:
-        seeded = task(task_id="seed")(_seed)(root, source, start, end, chunk, dataset)
+    chunk_pool = source_pools([source], pools, pool)[source]
+    guarded = [chunk_pool] if chunk_pool != DEFAULT_POOL and check_pools_exist else None
+    defaults = {"dag_id": dag_id or f"dlt_backfill_{source}_{plan.backfill_id}",
+                "schedule": None, "start_date": DEFAULT_START, "catchup": False,
+                "tags": ["dlt-ops", "backfill", source]}  # fmt: skip
+    task_defaults = {"retries": retries, "retry_delay": retry_delay}
+    keep = dlt_airflow_secrets
+    with DAG(**_dag_args(defaults, dag_kwargs, task_defaults, default_args)) as dag:
+        seeded = task(task_id="seed")(_checked(_seed, keep))(root, source, start, end, chunk,
+                                                              dataset, guarded)  # fmt: skip
         mapped = task(
-            task_id="run_chunk", retries=retries, pool=pool or "default_pool",
-            max_active_tis_per_dag=max_active_tis_per_dag,
-        )(_chunk).partial(
+            task_id="run_chunk", pool=chunk_pool, max_active_tis_per_dag=max_active_tis_per_dag,
+        )(_checked(_chunk, keep)).partial(
             project_root=root, source=source, from_=start, to=end, chunk=chunk,
             dataset=dataset, lease=lease,
         ).expand(index=seeded)  # fmt: skip
-        checked = task(task_id="check", trigger_rule="all_done")(_check)(
-            root, source, start, end, chunk, dataset
-        )
+        # a retry cannot change whether the window is covered
+        checked = task(task_id="check", trigger_rule="all_done", retries=0)(
+            _checked(_check, keep))(root, source, start, end, chunk, dataset)  # fmt: skip
         mapped >> checked
     return dag

@@ -6,13 +6,18 @@ source function runs, on every path that runs a source (CLI, scheduler, backfill
 tasks), the Variable's value is handed to dlt as ``sources.<X>.<airflow_var_key>``. The backend
 claims sources only where Airflow is importable (the ``airflow`` extra); elsewhere a source
 with ``airflow_var`` is refused with the install hint.
+
+``airflow_conn = "<Connection id>"`` makes an Airflow Connection the source of the destination's
+credentials: its URI is handed to dlt (and to dlt-ops' own ledger sessions) as
+``DESTINATION__<ENGINE>__CREDENTIALS`` before the first destination session of a run opens.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode
 
 from dlt_ops import hookimpl
 from dlt_ops.plugins import Register
@@ -26,14 +31,42 @@ def _airflow_installed() -> bool:
     return importlib.util.find_spec("airflow") is not None
 
 
+#: Airflow connection types whose URI scheme dlt spells differently.
+_SCHEMES = {"postgres": "postgresql"}
+
+
+def connection_uri(conn: Any) -> str:
+    """A dlt connection string from an Airflow ``Connection``: ``<scheme>://login:password@host
+    :port/schema``, the Connection's extra fields as the query string."""
+    scheme = _SCHEMES.get(conn.conn_type, conn.conn_type)
+    auth = ""
+    if conn.login or conn.password:
+        auth = quote(conn.login or "", safe="")
+        if conn.password:
+            auth += ":" + quote(conn.password, safe="")
+        auth += "@"
+    netloc = auth + (conn.host or "") + (f":{conn.port}" if conn.port else "")
+    extra = conn.extra_dejson or {}
+    query = "?" + urlencode({k: str(v) for k, v in extra.items()}) if extra else ""
+    return f"{scheme}://{netloc}/{conn.schema or ''}{query}"
+
+
+def credentials_env(config: ProjectConfig, source: str) -> str:
+    """The variable dlt reads the credentials of ``source``'s destination from."""
+    from dlt_ops.destinations import engine_name
+
+    return f"DESTINATION__{engine_name(config.destination_for(source)).upper()}__CREDENTIALS"
+
+
 class AirflowVariableBackend:
-    """Secrets from Airflow Variables (``Variable.get``)."""
+    """Secrets from Airflow Variables (``Variable.get``), destination credentials from an
+    Airflow Connection (``Connection.get``)."""
 
     name = "airflow"
 
     def claims(self, source: SourceConfig) -> bool:
-        """Sources that set ``airflow_var``, where Airflow is installed."""
-        return bool(source.airflow_var) and _airflow_installed()
+        """Sources that set ``airflow_var`` or ``airflow_conn``, where Airflow is installed."""
+        return bool(source.airflow_var or source.airflow_conn) and _airflow_installed()
 
     def check(self, config: ProjectConfig, source: str) -> list[str]:
         """Airflow must be importable."""
@@ -41,12 +74,37 @@ class AirflowVariableBackend:
             return ['Apache Airflow is not installed: pip install "dltops-core[airflow]"']
         return []
 
+    def prepare_destination(self, config: ProjectConfig, source: str) -> None:
+        """Fetch ``airflow_conn`` and put its URI where dlt and dlt-ops resolve the
+        destination's credentials (env, for this process); its password is masked from now."""
+        cfg = config.source(source)
+        if not cfg.airflow_conn:
+            return
+        from airflow.sdk import Connection
+
+        from dlt_ops.errors import SecretBackendError
+        from dlt_ops.redact import remember_secret
+
+        try:
+            conn = Connection.get(cfg.airflow_conn)
+        except Exception as exc:  # AirflowNotFoundException, or a backend that failed
+            raise SecretBackendError(
+                f"Airflow Connection {cfg.airflow_conn!r} could not be read "
+                f"({type(exc).__name__}); create it (`airflow connections add`) or fix "
+                f"airflow_conn in [sources.{source}.dlt_ops]."
+            ) from None
+        remember_secret(conn.password)
+        os.environ[credentials_env(config, source)] = connection_uri(conn)
+
     def prepare(self, config: ProjectConfig, source: str) -> None:
         """Fetch the Variable and put it where dlt resolves the source's secret (env, dlt's
-        first provider, for this process)."""
+        first provider, for this process). The Connection was fetched earlier, by
+        :meth:`prepare_destination`, before the run's first destination session."""
+        cfg = config.source(source)
+        if not cfg.airflow_var:
+            return
         from airflow.sdk import Variable
 
-        cfg = config.source(source)
         value = Variable.get(str(cfg.airflow_var), default=None)
         if value is None:
             from dlt_ops.errors import SecretBackendError

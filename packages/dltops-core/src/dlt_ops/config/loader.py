@@ -50,6 +50,8 @@ class SourceConfig:
     dataset: str | None = None
     airflow_var: str | None = None
     airflow_var_key: str = "api_secret_key"
+    #: an Airflow Connection whose URI becomes the destination's credentials
+    airflow_conn: str | None = None
     schema_contract_evolve_reason: str | None = None
     injected_columns: tuple[str, ...] = ()
     assertions: Mapping[str, Any] = field(default_factory=dict)
