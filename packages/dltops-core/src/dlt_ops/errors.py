@@ -159,6 +159,27 @@ class RunRefusedError(DltOpsError):
         )
 
 
+class PluginTimeoutError(PluginError):
+    """A sink plugin's call took longer than its bound (``call_timeout_s``); the caller went on
+    without it. Never fatal to a run: the core logs it as it logs a sink that raised."""
+
+    exit_code = 1
+
+    def __init__(self, plugin: str, call: str, seconds: float, *, behind: bool = False) -> None:
+        self.plugin, self.call, self.seconds, self.behind = plugin, call, seconds, behind
+        if behind:
+            what = (
+                f"{plugin}: {call} not waited for, an earlier call is still running past its "
+                f"bound of {seconds:g}s"
+            )
+        else:
+            what = f"{plugin}: {call} timed out after {seconds:g}s and goes on in the background"
+        super().__init__(
+            f"{what}. Fix the plugin or raise call_timeout_s in its options table "
+            f"(see docs/plugins.md)."
+        )
+
+
 class PluginDisabledError(PluginError):
     """A command needs a plugin that ``[dlt_ops.plugins] disable`` or
     ``DLT_OPS_DISABLE_PLUGINS`` turned off (it was never imported)."""

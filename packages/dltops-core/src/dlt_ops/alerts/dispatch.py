@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dlt_ops.alerts.model import ALERT_SINK, Alert, AlertSink, AlertSinkContext
+from dlt_ops.errors import DltOpsError
 from dlt_ops.log import get_logger
+from dlt_ops.plugins.bound import Bound, call_timeout
 from dlt_ops.redact import redact
 
 if TYPE_CHECKING:
@@ -26,19 +28,50 @@ def configured_sinks(config: ProjectConfig) -> tuple[str, ...]:
 
 def check_alert_sinks(registry: PluginRegistry, config: ProjectConfig) -> None:
     """Every configured name is registered and loads (``UnknownPluginError`` /
-    ``PluginLoadError``, exit 2): a misspelled sink means alerts go nowhere."""
+    ``PluginLoadError``, exit 2): a misspelled sink means alerts go nowhere. Each sink is built
+    once too, so its own option checks (a webhook's ``url``) and its ``call_timeout_s`` refuse
+    now (``ConfigError``, exit 2) rather than fail when the first alert is sent; any other
+    error building it is left to alert time, where it is logged."""
     for name in configured_sinks(config):
-        registry.get(ALERT_SINK, name)
+        factory = registry.get(ALERT_SINK, name)
+        context = _context(config, name)
+        call_timeout(context.options, table=f"[dlt_ops.alert_sink.{name}]")
+        try:
+            factory(context)
+        except DltOpsError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - not a config verdict: alert time logs it
+            log.debug("alerts.sink_check_failed", sink=name, error=_describe(exc))
+
+
+def _context(config: ProjectConfig, name: str) -> AlertSinkContext:
+    options = config.alert_sink.get(name, {})
+    return AlertSinkContext(name, config.root, options if isinstance(options, dict) else {})
+
+
+class BoundedAlertSink:
+    """An alert sink whose ``send`` is waited for at most its ``call_timeout_s`` (see
+    :mod:`dlt_ops.plugins.bound`): a sink that hangs costs the run that long, then is logged
+    as timed out."""
+
+    def __init__(self, name: str, sink: AlertSink, seconds: float) -> None:
+        self.inner = sink
+        self.target: str = getattr(sink, "target", name)
+        self.bound = Bound(f"alert_sink '{name}'", seconds)
+
+    def send(self, alert: Alert) -> None:
+        """Send ``alert`` (bounded)."""
+        self.bound.write("send", self.inner.send, alert)
 
 
 def build_alert_sinks(registry: PluginRegistry, config: ProjectConfig) -> list[AlertSink]:
-    """Every configured sink; one that cannot be built is logged and left out."""
+    """Every configured sink, bounded; one that cannot be built is logged and left out."""
     sinks: list[AlertSink] = []
     for name in configured_sinks(config):
-        options = config.alert_sink.get(name, {})
-        context = AlertSinkContext(name, config.root, options if isinstance(options, dict) else {})
+        context = _context(config, name)
         try:
-            sinks.append(registry.get(ALERT_SINK, name)(context))
+            seconds = call_timeout(context.options, table=f"[dlt_ops.alert_sink.{name}]")
+            sinks.append(BoundedAlertSink(name, registry.get(ALERT_SINK, name)(context), seconds))
         except Exception as exc:  # a broken sink loses its alerts, never the run
             log.error("alerts.sink_unavailable", sink=name, error=_describe(exc))
     return sinks

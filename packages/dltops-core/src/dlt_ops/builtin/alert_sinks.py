@@ -21,6 +21,7 @@ from dlt_ops.alerts.model import Alert, AlertSinkContext, AlertSinkFactory
 from dlt_ops.errors import ConfigError
 from dlt_ops.log import get_logger
 from dlt_ops.plugins import Register
+from dlt_ops.plugins.bound import bounded_option
 from dlt_ops.redact import redact
 
 log = get_logger(__name__)
@@ -40,13 +41,7 @@ class LogAlertSink:
 
 
 def _bounded(options: Mapping[str, Any], key: str, default: float, most: float) -> float:
-    value = options.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= most:
-        raise ConfigError(
-            f"[dlt_ops.alert_sink.webhook] {key} must be a number from 0 to {most:g}, "
-            f"got {value!r}."
-        )
-    return float(value)
+    return bounded_option(options, key, default, most, table="[dlt_ops.alert_sink.webhook]")
 
 
 class WebhookAlertSink:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from dlt_ops.ledger.bounded import bounded_sink
 from dlt_ops.ledger.sinks import LEDGER_SINK, LedgerSink, LedgerSinkContext
 from dlt_ops.log import get_logger
+from dlt_ops.plugins.bound import call_timeout
 from dlt_ops.redact import redact
 
 if TYPE_CHECKING:
@@ -19,6 +21,15 @@ log = get_logger(__name__)
 
 #: The built-in sink that keeps ``_dlt_ops_runs`` in the run's own destination.
 DESTINATION_SINK = "destination"
+
+
+def ledger_call_timeout(config: ProjectConfig, name: str) -> float:
+    """Sink ``name``'s bound, ``[dlt_ops.ledger_sink.<name>] call_timeout_s`` (``ConfigError``
+    when it is not a number in (0, 600])."""
+    options = config.ledger_sink.get(name, {})
+    return call_timeout(
+        options if isinstance(options, dict) else {}, table=f"[dlt_ops.ledger_sink.{name}]"
+    )
 
 
 def build_sinks(
@@ -53,7 +64,10 @@ def build_sinks(
             options=options if isinstance(options, dict) else {},
         )
         try:
-            sinks.append((name, registry.get(LEDGER_SINK, name)(context)))
+            sink = registry.get(LEDGER_SINK, name)(context)
+            if not reading:  # a writer's every call is bounded: a hung sink never stalls it
+                sink = bounded_sink(name, sink, ledger_call_timeout(config, name))
+            sinks.append((name, sink))
         except Exception as exc:  # a broken sink is observability lost, not a failed run
             log.error(
                 "ledger.sink_unavailable",

@@ -135,9 +135,12 @@ def _plugin_label(registered_as: str) -> str:
 def check_ledger_sinks(registry: PluginRegistry, config: ProjectConfig) -> None:
     """Every name in ``[dlt_ops] ledger_sinks`` is registered and loads (raises
     ``UnknownPluginError`` / ``PluginLoadError``, exit 2): a misspelled sink would otherwise
-    lose the ledger silently."""
+    lose the ledger silently. Each sink's ``call_timeout_s`` must be valid too (``ConfigError``)."""
+    from dlt_ops.ledger.build import ledger_call_timeout
+
     for name in config.ledger_sinks:
         registry.get("ledger_sink", name)
+        ledger_call_timeout(config, name)
 
 
 def prepare_run(
