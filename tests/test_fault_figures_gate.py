@@ -55,6 +55,7 @@ def _declared_trials(family: str, scenario: str) -> int:
     from tests.backfill import test_sigkill as backfill_sigkill
     from tests.faults import (
         test_destination_outage,
+        test_full_disk,
         test_hostile_input,
         test_readonly_project,
         test_sigkill,
@@ -67,6 +68,8 @@ def _declared_trials(family: str, scenario: str) -> int:
         return backfill_sigkill.TRIALS[param]
     if family == "destination_outage":
         return len(test_destination_outage.SCENARIOS)
+    if family == "full_disk":
+        return test_full_disk.TRIALS
     if family == "hostile_input":  # generated examples, then 8 fixed payloads through 2 flags
         return int(param.split("-")[1]) + 2 * len(test_hostile_input.FIXED[:8])
     if family == "readonly_project":

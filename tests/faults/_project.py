@@ -16,6 +16,9 @@ DLT_OPS = str(Path(sys.executable).parent / "dlt-ops")
 
 #: ``FT_ROWS`` rows in ``FT_PAGES`` pages of an incremental, append-only resource. Each page
 #: appends a line to ``FT_PROGRESS`` after it was yielded; ``extracted`` marks the end.
+#: ``FT_FILL_AFTER_COMMIT=<dir>`` fills the file system of ``<dir>`` the first time dlt records
+#: a package as loaded — after its load committed (``_dlt_loads`` written), before the marker
+#: file and the move to ``load/loaded``: dlt's own write then fails with ENOSPC.
 SOURCE = """
 import os
 import time
@@ -25,6 +28,30 @@ import dlt
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 CHECKPOINTED = {checkpointed}
+
+
+def _fill(folder):
+    fd = os.open(os.path.join(folder, "filler"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    size = 1 << 20
+    while size:
+        try:
+            os.write(fd, b"\\0" * size)
+        except OSError:
+            size //= 2
+    os.close(fd)
+
+
+if os.environ.get("FT_FILL_AFTER_COMMIT"):
+    from dlt.common.storages.load_package import PackageStorage
+
+    _complete = PackageStorage.complete_loading_package
+
+    def _full_disk_first(self, load_id, load_state):
+        PackageStorage.complete_loading_package = _complete  # once per process
+        _fill(os.environ["FT_FILL_AFTER_COMMIT"])
+        return _complete(self, load_id, load_state)
+
+    PackageStorage.complete_loading_package = _full_disk_first
 
 
 def _mark(text):
