@@ -85,7 +85,9 @@ def test_definitions_and_a_materialized_source(dagster_env: Any, tmp_path: Path)
     loaded, ran, failed = _json_lines(proc.stdout)[:3]
     # Phase 1 only: the booby-trapped module still gets its asset, and was never imported
     assert loaded["trap"] is False and not trap.exists()
-    assert sorted(loaded["specs"]) == ["broken_src/rows", "events_src/events", "manual_src"]
+    assert sorted(loaded["specs"]) == ["broken_src/rows", "events_src/events",
+                                       "events_src_backfill/events", "manual_src"]  # fmt: skip
+    assert loaded["specs"]["events_src_backfill/events"]["group"] == "events_src"
     events = loaded["specs"]["events_src/events"]
     assert events["group"] == "events_src"
     assert events["meta"]["dlt_ops/table"] == "events"

@@ -1,7 +1,7 @@
 """Dagster partitions are backfill chunks (issue 31): 12 daily partitions on PostgreSQL,
-executed by 4 processes at once (3 partitions each, as a multi-run backfill launches them),
-land each day exactly once; a re-run partition loads nothing; ``pipeline backfill`` of the same
-window finds every chunk completed."""
+executed as 12 runs at once (a process each, as a multi-run backfill launches them), land each
+day exactly once and Dagster reports each partition materialized; a re-run partition loads
+nothing; ``pipeline backfill`` of the same window finds every chunk completed."""
 
 from __future__ import annotations
 
@@ -21,29 +21,57 @@ KEYS = [f"2026-01-{d:02d}" for d in range(1, DAYS + 1)]
 #: Each chunk run marks its day, then waits (up to 60 s) until a second chunk run has started
 #: somewhere: the runs overlap whenever they really run in parallel, and a serial execution
 #: still finishes (the overlap assertion then fails).
+#: With ``BF_POOL`` it also stops waiting once a step of another run waits for a slot of that
+#: Dagster pool (the pool held it back), and notes so in ``BF_POOL_SEEN``.
 BARRIER = """    lo, hi = ts.start_value, ts.end_value
     marks = os.environ.get("BF_BARRIER_DIR")
     if marks:
         open(os.path.join(marks, lo.date().isoformat()), "w").close()
+        pool = os.environ.get("BF_POOL")
+        if pool:
+            import dagster
+            storage = dagster.DagsterInstance.get().event_log_storage
         deadline = time.monotonic() + 60
         while len(os.listdir(marks)) < 2 and time.monotonic() < deadline:
+            if pool and storage.get_concurrency_info(pool).pending_step_count:
+                open(os.environ["BF_POOL_SEEN"], "w").close()
+                break
             time.sleep(0.05)
 """
 
-#: Execute the given partitions of ``daily_backfill`` one after another; one JSON line each.
+#: Execute the given partitions of ``daily_backfill`` one after another, each a run of the
+#: ``DAGSTER_HOME`` instance; one JSON line each.
 PARTITIONS = """
 import json, sys
+import dagster as dg
 from dlt_ops.dagster import build_definitions
 
 job = build_definitions(sys.argv[1]).resolve_job_def("daily_backfill")
+instance = dg.DagsterInstance.get()
 for key in sys.argv[2].split(","):
-    result = job.execute_in_process(partition_key=key, raise_on_error=False)
+    result = job.execute_in_process(partition_key=key, raise_on_error=False, instance=instance)
     meta = [{k: getattr(v, "value", getattr(v, "text", None)) for k, v in
              e.materialization.metadata.items()} for e in result.get_asset_materialization_events()]
     failures = [e.step_failure_data.user_failure_data for e in result.get_step_failure_events()]
     print(json.dumps({"key": key, "success": result.success, "run_id": result.run_id,
                       "meta": meta, "failure": failures[0].description if failures else None},
                      default=str), flush=True)
+"""
+
+
+#: What the instance says of the backfill asset: its backfill policy and which partitions of it
+#: are materialized (Dagster's per-partition status, as its UI shows it).
+STATUS = """
+import json, sys
+import dagster as dg
+from dlt_ops.dagster import build_definitions
+
+defs = build_definitions(sys.argv[1])
+key = dg.AssetKey(["daily_backfill", "events"])
+policy = defs.resolve_assets_def(key).backfill_policy
+done = dg.DagsterInstance.get().get_materialized_partitions(key)
+print(json.dumps({"policy": [str(policy.policy_type), policy.max_partitions_per_run],
+                  "materialized": sorted(done)}))
 """
 
 
@@ -73,11 +101,12 @@ def _overlapping(spans: list[tuple[datetime, datetime]]) -> int:
 def test_concurrent_partitions_land_each_day_once(dagster_env: Any, tmp_path: Path,
                                                    postgres_database: Any) -> None:  # fmt: skip
     project = _project(tmp_path, postgres_database)
+    dagster = dagster_env.with_home(tmp_path / "dagster-home")
     barrier = tmp_path / "barrier"
     barrier.mkdir()
     env = {"BF_DAYS": str(DAYS), "BF_BARRIER_DIR": str(barrier)}
-    shares = [",".join(KEYS[k::4]) for k in range(4)]
-    procs = [dagster_env.popen(PARTITIONS, str(project.root), share, env=env) for share in shares]
+    # one run per partition, all at once, as a multi-run backfill (one partition a run) does
+    procs = [dagster.popen(PARTITIONS, str(project.root), key, env=env) for key in KEYS]
     outs = [p.communicate(timeout=900) for p in procs]
     for proc, (out, err) in zip(procs, outs, strict=True):
         assert proc.returncode == 0, (out + err)[-5000:]
@@ -104,9 +133,15 @@ def test_concurrent_partitions_land_each_day_once(dagster_env: Any, tmp_path: Pa
     assert meta["dlt_ops/dagster_run_id"] == by_key["2026-01-04"]["run_id"]
     assert meta["dlt_ops/run_id"] in {r[0] for r in runs}
     assert (meta["dlt_ops/rows_loaded"], meta["dlt_ops/status"]) == (1, "completed")
+    # Dagster's own per-partition status: the partitioned asset's 12 partitions materialized,
+    # and its backfill policy launches one run per partition
+    status = dagster.run(STATUS, str(project.root))
+    assert status.returncode == 0, (status.stdout + status.stderr)[-5000:]
+    seen = _lines(status.stdout)[0]
+    assert seen == {"policy": ["BackfillPolicyType.MULTI_RUN", 1], "materialized": KEYS}
 
     # re-running a partition resumes: the chunk is completed, nothing is reloaded
-    again = dagster_env.run(PARTITIONS, str(project.root), "2026-01-04", env=env)
+    again = dagster.run(PARTITIONS, str(project.root), "2026-01-04", env=env)
     assert again.returncode == 0, (again.stdout + again.stderr)[-5000:]
     rerun = _lines(again.stdout)[0]
     assert rerun["success"] is True
@@ -149,3 +184,33 @@ def test_a_failed_partition_fails_its_step_and_a_retry_resumes(dagster_env: Any,
     assert project.query("SELECT status, attempts FROM {ds}._dlt_backfills "
                          "WHERE chunk_id = '000001'") == [("completed", 2)]  # fmt: skip
     assert project.query("SELECT count(*), min(day) FROM {ds}.events") == [(1, "2026-01-02")]
+
+
+#: Dagster's instance config: every pool holds one step at a time.
+POOL_LIMIT_ONE = "concurrency:\n  pools:\n    default_limit: 1\n"
+
+
+@pytest.mark.integration
+def test_the_single_writer_pool_keeps_partition_runs_apart(dagster_env: Any,
+                                                           tmp_path: Path) -> None:  # fmt: skip
+    """DuckDB is single-writer: the backfill's steps carry the pool ``dlt_ops/duckdb/<dataset>``,
+    and with a limit of 1 in the instance two partition runs launched together never overlap
+    (without the pool the barrier holds both runs until they do)."""
+    project = _project(tmp_path, None, engine="duckdb")
+    dagster = dagster_env.with_home(tmp_path / "dagster-home", POOL_LIMIT_ONE)
+    barrier, seen = tmp_path / "barrier", tmp_path / "pool-waited"
+    barrier.mkdir()
+    env = {"BF_DAYS": str(DAYS), "BF_BARRIER_DIR": str(barrier),
+           "BF_POOL": "dlt_ops/duckdb/bf_data", "BF_POOL_SEEN": str(seen)}  # fmt: skip
+    procs = [dagster.popen(PARTITIONS, str(project.root), key, env=env) for key in KEYS[:2]]
+    outs = [p.communicate(timeout=900) for p in procs]
+    for proc, (out, err) in zip(procs, outs, strict=True):
+        assert proc.returncode == 0, (out + err)[-5000:]
+    results = [line for out, _ in outs for line in _lines(out)]
+    assert [r["success"] for r in results] == [True, True], results
+    runs = project.query("SELECT started_at, completed_at FROM {ds}._dlt_ops_runs")
+    assert len(runs) == 2
+    assert _overlapping([(r[0], r[1]) for r in runs]) == 0, sorted(runs)
+    # the first run's step held the pool's one slot while the other run's step waited for it
+    assert seen.exists()
+    assert project.query("SELECT count(*), count(DISTINCT id) FROM {ds}.events") == [(2, 2)]

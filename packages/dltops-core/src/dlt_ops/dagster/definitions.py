@@ -6,9 +6,11 @@ Dagster loads the code location.
 * one asset per Phase-1 resource, key ``[<source>, <resource>]``, group ``<source>``, in one
   multi-asset per source (one step runs one source, so a run never races its own working dir);
 * a ``ScheduleDefinition`` per schedule of the project (``@manual`` has none);
-* for a source with ``backfill_start``/``backfill_end``, a time-window partitioned job
-  ``<source>_backfill`` whose partitions are the chunks of that fixed window (see
-  :mod:`dlt_ops.dagster.runs`); Dagster launches one run per partition, in parallel.
+* for a source with ``backfill_start``/``backfill_end``, a time-window partitioned
+  multi-asset (keys ``[<source>_backfill, <resource>]``) and its asset job
+  ``<source>_backfill``, whose partitions are the chunks of that fixed window (see
+  :mod:`dlt_ops.dagster.runs`); its multi-run backfill policy launches one run per partition,
+  in parallel, and Dagster shows each partition's status.
 """
 
 import re
@@ -113,14 +115,11 @@ def _resource_of(key: dg.AssetKey) -> str | None:
     return key.path[1] if len(key.path) > 1 else None
 
 
-def _events(key_names: Mapping[dg.AssetKey, str | None], result: runs.StepResult,
-            partition: bool) -> Iterator[Any]:  # fmt: skip
+def _events(key_names: Mapping[dg.AssetKey, str | None],
+            result: runs.StepResult) -> Iterator[dg.MaterializeResult]:  # fmt: skip
     for key, name in key_names.items():
         meta = {**result.common, **result.per_resource.get(name or "", {})}
-        if partition:
-            yield dg.AssetMaterialization(asset_key=key, metadata=meta)
-        else:
-            yield dg.MaterializeResult(asset_key=key, metadata=meta)
+        yield dg.MaterializeResult(asset_key=key, metadata=meta)
 
 
 def _failure(exc: DltOpsError) -> dg.Failure:
@@ -148,7 +147,7 @@ def _source_asset(root: Path, info: SourceInfo, specs: list[dg.AssetSpec],
             result = runs.run_asset_step(root, info.name, subset, context.run_id)
         except DltOpsError as exc:
             raise _failure(exc) from exc
-        yield from _events({k: names[k] for k in selected}, result, partition=False)
+        yield from _events({k: names[k] for k in selected}, result)
 
     return _run
 
@@ -169,16 +168,36 @@ def _partitions(config: ProjectConfig, source: str) -> dg.TimeWindowPartitionsDe
     )  # fmt: skip
 
 
+def _backfill_specs(info: SourceInfo, specs: list[dg.AssetSpec]) -> list[dg.AssetSpec]:
+    """The backfill's assets: the source's, keyed under ``<source>_backfill`` (an asset key is
+    either partitioned or not, and the source's own runs are unbounded)."""
+    prefix = f"{_ident(info.name)}_backfill"
+    return [s.replace_attributes(key=dg.AssetKey([prefix, *s.key.path[1:]]),
+                                 description=f"{s.description} Backfill chunks, one a partition.")
+            for s in specs]  # fmt: skip
+
+
 def _backfill_job(root: Path, config: ProjectConfig, info: SourceInfo, specs: list[dg.AssetSpec],
-                  pool: str | None, lease: str) -> dg.JobDefinition:  # fmt: skip
+                  pool: str | None, lease: str) -> tuple[dg.AssetsDefinition, Any]:  # fmt: skip
+    """A time-window partitioned multi-asset (one partition = one chunk) with a multi-run
+    backfill policy of one partition per run, and its asset job ``<source>_backfill``."""
     cfg = config.source(info.name)
     assert cfg.backfill_start is not None and cfg.backfill_end is not None
     window = (cfg.backfill_start, cfg.backfill_end, cfg.backfill_chunk)
-    keys = {s.key: _resource_by_ident(info, s.key) for s in specs}
+    parts = _partitions(config, info.name)
+    backfill_specs = _backfill_specs(info, specs)
+    keys = {b.key: _resource_by_ident(info, s.key) for b, s in zip(backfill_specs, specs,
+                                                                    strict=True)}  # fmt: skip
 
-    @dg.op(name=f"dlt_{_ident(info.name)}_chunk", out={}, pool=pool,
-           tags={"dlt_ops/source": info.name})  # fmt: skip
-    def _chunk(context: dg.OpExecutionContext) -> Iterator[Any]:
+    @dg.multi_asset(name=f"dlt_{_ident(info.name)}_chunk", specs=backfill_specs, pool=pool,
+                    partitions_def=parts, backfill_policy=dg.BackfillPolicy.multi_run(1),
+                    op_tags={"dlt_ops/source": info.name})  # fmt: skip
+    def _chunk(context: dg.AssetExecutionContext) -> Iterator[Any]:
+        if len(context.partition_keys) != 1:
+            raise dg.Failure(description=(
+                f"a run of {info.name}_backfill covers {len(context.partition_keys)} partitions; "
+                "each chunk is its own run (the backfill policy launches one partition a run)."
+            ))  # fmt: skip
         started = context.partition_time_window.start
         try:
             result = runs.run_partition_step(root, info.name, window, started, context.run_id,
@@ -187,18 +206,16 @@ def _backfill_job(root: Path, config: ProjectConfig, info: SourceInfo, specs: li
             raise _failure(exc) from exc
         if not result.ran:
             context.log.info(f"chunk {result.run_id} was already completed: nothing reloaded")
-        yield from _events(keys, result, partition=True)
+        yield from _events(keys, result)
 
     about = (f"Backfill of '{info.name}' over [{window[0].isoformat()}, "
              f"{window[1].isoformat()}) in {window[2]} chunks through _dlt_backfills.")  # fmt: skip
-
-    @dg.job(name=f"{_ident(info.name)}_backfill", partitions_def=_partitions(config, info.name),
-            tags={"dlt_ops/source": info.name, "dlt_ops/backfill": "true"},
-            description=about)  # fmt: skip
-    def _job() -> None:
-        _chunk()
-
-    return _job
+    job = dg.define_asset_job(
+        f"{_ident(info.name)}_backfill", selection=dg.AssetSelection.assets(_chunk),
+        partitions_def=parts, description=about,
+        tags={"dlt_ops/source": info.name, "dlt_ops/backfill": "true"},
+    )  # fmt: skip
+    return _chunk, job
 
 
 def _schedule_name(schedule: str, zone: str) -> str:
@@ -222,7 +239,7 @@ def build_definitions(project_root: Path | str, *, lease: str = "10m") -> dg.Def
     config = load_project_config(root)
     project = discover(root)
     assets: list[dg.AssetsDefinition] = []
-    jobs: list[dg.JobDefinition] = []
+    jobs: list[Any] = []  # the backfills' asset jobs (unresolved until Definitions resolve them)
     groups: dict[tuple[str, str], list[str]] = {}  # one schedule per cron and time zone
     single_writer: dict[str, bool] = {}
     for name, info in project.sources.items():
@@ -230,7 +247,9 @@ def build_definitions(project_root: Path | str, *, lease: str = "10m") -> dg.Def
         pool = concurrency_pool(config, name, single_writer)
         assets.append(_source_asset(root, info, specs, pool))
         if config.source(name).backfill_start is not None:
-            jobs.append(_backfill_job(root, config, info, specs, pool, lease))
+            chunk_assets, job = _backfill_job(root, config, info, specs, pool, lease)
+            assets.append(chunk_assets)
+            jobs.append(job)
         cfg = config.source(name)
         schedule = str(cfg.schedule) if cfg.schedule_valid else "@manual"
         if cron_text(schedule) is not None:

@@ -72,11 +72,23 @@ class DagsterEnv:
         }
 
     @classmethod
-    def create(cls, home: Path) -> DagsterEnv:
+    def create(cls, home: Path, instance_config: str = "") -> DagsterEnv:
+        """The venv (built on first use) with ``home`` as ``DAGSTER_HOME``; ``instance_config``
+        is YAML added to its ``dagster.yaml`` (e.g. ``concurrency:`` pool limits)."""
         venv = ensure_dagster_venv()
         home.mkdir(parents=True, exist_ok=True)
-        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n" + instance_config)
         return cls(venv, home)
+
+    def with_home(self, home: Path, instance_config: str = "") -> DagsterEnv:
+        """The same venv with a home of its own: one Dagster instance (SQLite storage) that the
+        processes of one test share and no other test sees. Its storage is created here,
+        once: processes that open a fresh instance at the same time race to create tables."""
+        made = DagsterEnv.create(home, instance_config)
+        done = made.run("import dagster; dagster.DagsterInstance.get().get_runs(limit=1)")
+        if done.returncode != 0:
+            raise DagsterUnavailableError(f"a Dagster instance in {home}: {done.stderr[-3000:]}")
+        return made
 
     def popen(self, script: str, *args: str, env: dict[str, str] | None = None,
               cwd: Path | None = None) -> subprocess.Popen[str]:  # fmt: skip
