@@ -22,7 +22,9 @@ def report(
 
     Each source's newest status and staleness, its run history (duration and records, by
     outcome), each backfill's chunks, receipt totals and cost, quarantined rows and open schema
-    drift, read from the ledgers only; ledgers that could not be read are named in it.
+    drift, read from the ledgers only; ledgers that could not be read are named in it. Sources
+    whose newest run failed or whose ledger could not be read come first, then stale ones.
+    Exit 1 when no source's ledger could be read (the file is written all the same).
     """
     from dlt_ops.ledger.status import utcnow
     from dlt_ops.project.discovery import discover
@@ -37,3 +39,7 @@ def report(
     for line in fleet.unreadable:
         typer.echo(f"! {line}", err=True)
     typer.echo(f"wrote {output} ({len(sources)} source(s))")
+    if fleet.nothing_read:  # an outage, not a quiet fleet: a scheduled report must not pass
+        typer.echo("error: no source's runs ledger could be read; the report shows none of "
+                   "their runs (see the reasons above).", err=True)  # fmt: skip
+        raise typer.Exit(1)

@@ -14,7 +14,7 @@ from dlt_ops.tables import Block, Column, Line, Table, plain
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
-    from dlt_ops.ledger.freshness import Freshness
+    from dlt_ops.ledger.freshness import Freshness, Slots
     from dlt_ops.ledger.model import RunRecord
     from dlt_ops.ledger.status import SourceStatus
     from dlt_ops.project.model import Project
@@ -87,14 +87,24 @@ def _freshness_line(f: Freshness) -> Line:
     return Line((("  freshness ", None), (level, _LEVEL_STYLE.get(level)), (f":{rest}", None)))
 
 
+def _schedule_line(slots: Slots, verdict: Freshness | None) -> Line:
+    """``  schedule @hourly: last slot ..., next ... UTC; overdue: ...`` (overdue in red)."""
+    text, _, overdue = slots.describe(verdict.overdue if verdict else None).partition("; ")
+    if not overdue:
+        return Line.of(f"  {text}")
+    return Line(((f"  {text}; ", None), (overdue, "bold red" if verdict else "yellow")))
+
+
 def render_blocks(
     statuses: list[SourceStatus],
     now: datetime,
     heartbeat_s: float,
     freshness: dict[str, Freshness | None] | None = None,
+    slots: dict[str, Slots | None] | None = None,
 ) -> list[Block]:
     """Seed 000's text layout, as blocks for the table renderer; a source with a freshness
-    SLA gets its verdict under its name."""
+    SLA gets its verdict under its name, a scheduled one its last and next slot and whether it
+    is overdue."""
     from dlt_ops.ledger.status import is_abandoned
 
     if not statuses:
@@ -105,6 +115,8 @@ def render_blocks(
         verdict = (freshness or {}).get(s.source)
         if verdict is not None and verdict.sla is not None and s.ledger in ("ok", "missing"):
             out.append(_freshness_line(verdict))
+        if (where := (slots or {}).get(s.source)) is not None:
+            out.append(_schedule_line(where, verdict))
         if s.ledger in ("unreadable", "unsupported"):
             state = (f"ledger {s.ledger}", "bold red")
             out.append(Line((("  ! ", None), state, (f": {s.error}", None))))
@@ -131,12 +143,15 @@ def render_json(
     now: datetime,
     heartbeat_s: float,
     freshness: dict[str, Freshness | None] | None = None,
+    slots: dict[str, Slots | None] | None = None,
 ) -> str:
-    """Seed 000's ``--json`` shape: ``[{source, ledger, error, freshness, runs}]``
-    (``freshness`` is ``null`` where the ledger could not be read)."""
+    """Seed 000's ``--json`` shape: ``[{source, ledger, error, freshness, schedule, runs}]``
+    (``freshness`` is ``null`` where the ledger could not be read, ``schedule`` for a source
+    without one, or ``@manual``)."""
     from dlt_ops.ledger.status import is_abandoned
 
     verdicts = freshness or {}
+    where = slots or {}
     doc = [
         {
             "source": s.source,
@@ -144,6 +159,11 @@ def render_json(
             "error": s.error,
             **({"note": s.note} if s.note else {}),
             "freshness": (f.as_json() if (f := verdicts.get(s.source)) is not None else None),
+            "schedule": (
+                w.as_json(f.overdue if f is not None else None)
+                if (w := where.get(s.source)) is not None
+                else None
+            ),
             "runs": [
                 {**r.as_json(), "abandoned": is_abandoned(r, now, heartbeat_s)} for r in s.runs
             ],
@@ -199,24 +219,6 @@ def _check_resource(
     )
 
 
-def _freshness(
-    state: AppState, config: ProjectConfig, statuses: list[SourceStatus], now: datetime,
-    dataset: str | None,
-) -> dict[str, Freshness | None]:  # fmt: skip
-    """Every source's verdict: those with an SLA from their own ledger read (whatever the
-    listing's filters), the others from the rows already read (their level is ``unset``)."""
-    from dlt_ops.ledger.freshness import freshness_of
-    from dlt_ops.ledger.status import collect_freshness
-
-    readable = [s for s in statuses if s.ledger in ("ok", "missing")]
-    with_sla = [s.source for s in readable if config.source(s.source).freshness is not None]
-    found: dict[str, Freshness | None] = {s.source: None for s in statuses}
-    found.update({s.source: freshness_of(config, s.source, s.runs, now) for s in readable})
-    if with_sla:
-        found.update(collect_freshness(state.registry(), config, with_sla, now, dataset=dataset))
-    return found
-
-
 def _since(value: str | None) -> datetime | None:
     if not value:
         return None
@@ -252,8 +254,9 @@ def status(
         typer.Option(
             "--fail-on",
             help="Exit 1 when the newest run of a selected source failed, or is stale "
-            "(misses its freshness SLA's error level; without one, older than staleness_days; "
-            "or abandoned), or its ledger is unreadable.",
+            "(misses its freshness SLA's error level; without one, overdue by its schedule; "
+            "with neither, older than staleness_days; or abandoned), or its ledger is "
+            "unreadable.",
         ),
     ] = None,
     dataset: Annotated[
@@ -264,8 +267,16 @@ def status(
 ) -> None:
     """Show each source's newest runs from the runs ledger (read-only, never imports sources)."""
     from dlt_ops.errors import UnknownSourceError
+    from dlt_ops.ledger.freshness import slots_of
     from dlt_ops.ledger.sinks import LedgerQuery
-    from dlt_ops.ledger.status import collect_status, newest_failed, stale_by_freshness, unreadable
+    from dlt_ops.ledger.status import (
+        collect_status,
+        freshness_for,
+        newest_failed,
+        problems_first,
+        stale_by_freshness,
+        unreadable,
+    )
     from dlt_ops.ledger.writer import utcnow
     from dlt_ops.project.discovery import discover
 
@@ -289,21 +300,24 @@ def status(
     statuses = collect_status(state.registry(), config, selected, query, dataset=dataset)
     _check_resource(config, project, selected, resource, statuses)
     now = utcnow()
-    freshness = _freshness(state, config, statuses, now, dataset)
-    if as_json:
-        typer.echo(render_json(statuses, now, config.heartbeat_seconds, freshness))
+    freshness = freshness_for(state.registry(), config, statuses, now, query, dataset=dataset)
+    slots = {s.source: slots_of(config, s.source, now) for s in statuses}
+    stale = stale_by_freshness(
+        statuses, freshness, now, config.staleness_days, config.heartbeat_seconds
+    )
+    if as_json:  # by name, as the seed has it: a script finds a source where it was
+        typer.echo(render_json(statuses, now, config.heartbeat_seconds, freshness, slots))
     else:
         from dlt_ops.tables import echo
 
         notes = _derived_notes(state.registry(), config, selected)
-        echo([*render_blocks(statuses, now, config.heartbeat_seconds, freshness), *notes])
+        shown = problems_first(statuses, stale)
+        echo([*render_blocks(shown, now, config.heartbeat_seconds, freshness, slots), *notes])
     if fail_on is None:
         return
     tripped = {
         FailOn.failed: lambda: newest_failed(statuses),
-        FailOn.stale: lambda: stale_by_freshness(
-            statuses, freshness, now, config.staleness_days, config.heartbeat_seconds
-        ),
+        FailOn.stale: lambda: stale,
         FailOn.unreadable: lambda: [s.source for s in unreadable(statuses)],
     }[fail_on]()
     if tripped:  # say which source(s) tripped the alert, on stderr (stdout stays the report)

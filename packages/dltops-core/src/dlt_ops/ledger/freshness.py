@@ -6,6 +6,12 @@ resource scope, backfill chunks included). ``level`` is ``ok``, ``warn`` or ``er
 ``[sources.<X>.dlt_ops] freshness``; ``unset`` when the source has no SLA. A source with an
 SLA and no successful run is ``error``. ``missed_slot`` is a slot of the source's schedule that
 went by with no run started after it (one whole schedule interval late), independent of the SLA.
+
+**Overdue by schedule**: a scheduled source (not ``@manual``) whose newest success ended before
+the slot preceding its last expected one (:class:`Slots`): a whole interval went by after the
+last expected run should have landed. An ``@hourly`` source at 12:30 whose last success ended at
+09:30 is overdue (it needed one ending at or after 11:00); one that never ran is not, nor one
+that never succeeded until its runs go back past that slot.
 """
 
 from __future__ import annotations
@@ -45,6 +51,10 @@ class Freshness:
     age_s: float | None = None
     #: the slot that passed with no run started after it (``None``: none missed)
     missed_slot: datetime | None = None
+    #: no success since the slot before the last expected one (scheduled sources only)
+    overdue: bool = False
+    #: where the schedule stands (``None``: no schedule, or ``@manual``)
+    slots: Slots | None = None
 
     @property
     def stale(self) -> bool:
@@ -89,6 +99,60 @@ def age_text(seconds: float) -> str:
     return f"{hours}h {minutes:02d}m" if hours < 48 else f"{hours // 24}d {hours % 24}h"
 
 
+@dataclass(frozen=True)
+class Slots:
+    """Where a source's schedule stands at ``now``: its last expected slot, the next one, and
+    the one before the last (a success must end after it, or the source is overdue)."""
+
+    schedule: str
+    cron: str
+    timezone: str
+    last: datetime | None
+    next: datetime | None
+    prior: datetime | None
+
+    def as_json(self, overdue: bool | None) -> dict[str, Any]:
+        """The ``schedule`` object of ``pipeline status --json`` (``overdue`` ``null``: the
+        ledger could not be read)."""
+        return {
+            "schedule": self.schedule,
+            "cron": self.cron,
+            "timezone": self.timezone,
+            "last_slot": self.last.isoformat() if self.last else None,
+            "next_slot": self.next.isoformat() if self.next else None,
+            "overdue": overdue,
+        }
+
+    def describe(self, overdue: bool | None) -> str:
+        """``schedule @hourly: last slot 12:00, next 13:00 UTC; overdue``."""
+        text = (f"schedule {self.schedule}: last slot {_slot_text(self.last)}, "
+                f"next {_slot_text(self.next)} UTC")  # fmt: skip
+        if overdue:
+            text += f"; overdue: no success since the {_slot_text(self.prior)} slot"
+        elif overdue is None:
+            text += "; overdue unknown (ledger unreadable)"
+        return text
+
+
+def _slot_text(value: datetime | None) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M") if value else "never"
+
+
+def slots_of(config: ProjectConfig, source: str, now: datetime) -> Slots | None:
+    """The source's :class:`Slots`; ``None`` without a valid schedule or for ``@manual``."""
+    from dlt_ops.cron import cron_of
+
+    cfg = config.source(source)
+    if not cfg.schedule_valid:
+        return None
+    cron = cron_of(cfg.schedule, cfg.timezone)
+    if cron is None:
+        return None
+    last = cron.previous(now)
+    prior = cron.previous(last - _MINUTE) if last is not None else None
+    return Slots(str(cfg.schedule), cron.text, cron.timezone, last, cron.next(now), prior)
+
+
 def _utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
@@ -110,16 +174,25 @@ def missed_slot(
 ) -> datetime | None:
     """The slot before the latest one, when no run started at or after it (never-run sources
     and manual schedules miss nothing)."""
-    from dlt_ops.cron import cron_of
+    return _missed(slots_of(config, source, now), runs)
 
-    cfg = config.source(source)
+
+def _missed(slots: Slots | None, runs: Iterable[RunRecord]) -> datetime | None:
     starts = [s for r in runs if (s := _utc(r.started_at)) is not None]
-    if not starts or not cfg.schedule_valid:
-        return None
-    cron = cron_of(cfg.schedule, cfg.timezone)
-    slot = cron.previous(now) if cron is not None else None
-    prior = cron.previous(slot - _MINUTE) if cron is not None and slot is not None else None
-    return prior if prior is not None and max(starts) < prior else None
+    prior = slots.prior if slots is not None else None
+    return prior if prior is not None and starts and max(starts) < prior else None
+
+
+def _overdue(slots: Slots | None, runs: list[RunRecord], success: datetime | None) -> bool:
+    """No success ended at or after the slot before the last expected one (a source that never
+    ran, or has no schedule, is not overdue; one that never succeeded is once its oldest run
+    read started before that slot)."""
+    if not runs or slots is None or slots.prior is None:
+        return False
+    if success is None:
+        starts = [s for r in runs if (s := _utc(r.started_at)) is not None]
+        return bool(starts) and min(starts) < slots.prior
+    return success < slots.prior
 
 
 def freshness_of(
@@ -131,7 +204,9 @@ def freshness_of(
     sla = config.source(source).freshness
     success = last_success(runs)
     age = (now - success).total_seconds() if success is not None else None
-    missed = missed_slot(config, source, runs, now)
+    slots = slots_of(config, source, now)
+    missed = _missed(slots, runs)
+    overdue = _overdue(slots, runs, success)
     if sla is None:
         level = FreshnessLevel.unset
     elif age is None:  # never succeeded: the worst level the SLA has
@@ -142,4 +217,4 @@ def freshness_of(
         level = FreshnessLevel.warn
     else:
         level = FreshnessLevel.ok
-    return Freshness(source, level, sla, success, age, missed)
+    return Freshness(source, level, sla, success, age, missed, overdue, slots)

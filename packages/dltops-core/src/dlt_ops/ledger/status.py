@@ -54,6 +54,12 @@ def is_abandoned(run: RunRecord, now: datetime, heartbeat_seconds: float) -> boo
     return now - last > timedelta(seconds=heartbeat_seconds * ABANDONED_AFTER_BEATS)
 
 
+def shown_status(run: RunRecord, now: datetime, heartbeat_seconds: float) -> str:
+    """The status ``runs list`` and ``runs show`` print: ``abandoned`` for a ``running`` row
+    whose heartbeat stopped (:func:`is_abandoned`), else the ledger's own."""
+    return "abandoned" if is_abandoned(run, now, heartbeat_seconds) else str(run.status)
+
+
 def _unsupported_message(engine: str) -> str:
     return f"destination '{engine}' has no DestinationAdapter (core mode)"
 
@@ -202,18 +208,6 @@ def newest_failed(statuses: Iterable[SourceStatus]) -> list[str]:
     return [s.source for s in statuses if s.runs and s.runs[0].status == RunStatus.failed]
 
 
-def stale(
-    statuses: Iterable[SourceStatus], now: datetime, staleness_days: int, heartbeat_s: float
-) -> list[str]:
-    """Sources whose newest run is older than ``staleness_days`` or abandoned."""
-    cutoff = now - timedelta(days=staleness_days)
-    return [
-        s.source
-        for s in statuses
-        if s.runs and (s.runs[0].started_at < cutoff or is_abandoned(s.runs[0], now, heartbeat_s))
-    ]
-
-
 #: Newest rows read per source for its freshness (a completed one among them, usually).
 FRESHNESS_RECENT = 20
 
@@ -228,7 +222,7 @@ def collect_freshness(
 ) -> dict[str, Freshness | None]:
     """Each source's freshness verdict from its own ledger, whatever a listing's filters;
     ``None`` where the ledger cannot be read (unknown, never "no successful run")."""
-    from dlt_ops.ledger.freshness import freshness_of, last_success
+    from dlt_ops.ledger.freshness import freshness_of
 
     sources = list(sources)
     recent = collect_status(registry, config, sources, LedgerQuery("", limit=FRESHNESS_RECENT),
@@ -236,8 +230,22 @@ def collect_freshness(
     runs: dict[str, list[RunRecord] | None] = {
         s.source: list(s.runs) if s.ledger in ("ok", "missing") else None for s in recent
     }
-    # the newest completed run is older than the rows read: ask for it by itself
-    deeper = [n for n, r in runs.items() if r is not None and len(r) >= FRESHNESS_RECENT
+    _add_newest_success(registry, config, runs, FRESHNESS_RECENT, dataset)
+    return {n: freshness_of(config, n, r, now) if r is not None else None for n, r in runs.items()}
+
+
+def _add_newest_success(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    runs: dict[str, list[RunRecord] | None],
+    page: int,
+    dataset: str | None,
+) -> None:
+    """Where a full page of rows (``page``) holds no completed run, the newest completed run is
+    older than the rows read: ask for it by itself and add it."""
+    from dlt_ops.ledger.freshness import last_success
+
+    deeper = [n for n, r in runs.items() if r is not None and len(r) >= page
               and last_success(r) is None]  # fmt: skip
     if deeper:
         query = LedgerQuery("", status=RunStatus.completed, limit=1)
@@ -245,7 +253,58 @@ def collect_freshness(
             found = runs[s.source]
             if found is not None:
                 found.extend(s.runs)
-    return {n: freshness_of(config, n, r, now) if r is not None else None for n, r in runs.items()}
+
+
+def freshness_for(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    statuses: list[SourceStatus],
+    now: datetime,
+    query: LedgerQuery,
+    *,
+    dataset: str | None = None,
+) -> dict[str, Freshness | None]:
+    """Every listed source's verdict (``None``: its ledger could not be read), for ``status``
+    and the report. A source with an SLA or a schedule is judged by its newest success whatever
+    the listing's ``query``: a filtered listing's rows cannot say, so it gets its own read;
+    an unfiltered one's rows serve, plus the newest completed row when a full page held none."""
+    from dlt_ops.ledger.freshness import freshness_of, slots_of
+
+    readable = [s for s in statuses if s.ledger in ("ok", "missing")]
+    filtered = query.status is not None or query.since is not None or query.resource is not None
+    judged = {s.source for s in readable if config.source(s.source).freshness is not None
+              or slots_of(config, s.source, now) is not None}  # fmt: skip
+    own = sorted(judged) if filtered else []
+    runs: dict[str, list[RunRecord] | None] = {
+        s.source: list(s.runs) for s in readable if s.source not in own
+    }
+    _add_newest_success(registry, config, {n: runs[n] for n in judged if n in runs},
+                        query.limit or FRESHNESS_RECENT, dataset)  # fmt: skip
+    found: dict[str, Freshness | None] = {s.source: None for s in statuses}
+    found.update({n: freshness_of(config, n, r, now) for n, r in runs.items() if r is not None})
+    if own:
+        found.update(collect_freshness(registry, config, own, now, dataset=dataset))
+    return found
+
+
+def is_stale(
+    status: SourceStatus,
+    verdict: Freshness | None,
+    now: datetime,
+    staleness_days: int,
+    heartbeat_s: float,
+) -> bool:
+    """Stale: the newest run is abandoned; or the freshness SLA's error level is missed (an SLA
+    decides alone); or, without one, the source is overdue by its schedule; or, with neither,
+    its newest run started more than ``staleness_days`` ago."""
+    newest = status.runs[0] if status.runs else None
+    if newest is not None and is_abandoned(newest, now, heartbeat_s):
+        return True
+    if verdict is not None and verdict.sla is not None:
+        return verdict.stale
+    if verdict is not None and verdict.slots is not None:
+        return verdict.overdue
+    return newest is not None and newest.started_at < now - timedelta(days=staleness_days)
 
 
 def stale_by_freshness(
@@ -255,28 +314,34 @@ def stale_by_freshness(
     staleness_days: int,
     heartbeat_s: float,
 ) -> list[str]:
-    """``--fail-on stale``: a source with a freshness SLA is stale when it misses the SLA's
-    error level (or its newest run is abandoned); one without keeps :func:`stale`."""
-    statuses = list(statuses)
-    with_sla = {n for n, f in freshness.items() if f is not None and f.sla is not None}
-    legacy = set(stale([s for s in statuses if s.source not in with_sla], now, staleness_days,
-                       heartbeat_s))  # fmt: skip
-    out = []
-    for s in statuses:
-        f = freshness.get(s.source)
-        abandoned = bool(s.runs) and is_abandoned(s.runs[0], now, heartbeat_s)
-        if s.source in legacy or (s.source in with_sla and (abandoned or (f and f.stale))):
-            out.append(s.source)
-    return out
+    """``--fail-on stale``: the sources :func:`is_stale` calls stale."""
+    return [s.source for s in statuses
+            if is_stale(s, freshness.get(s.source), now, staleness_days, heartbeat_s)]  # fmt: skip
+
+
+def problems_first(statuses: Iterable[SourceStatus], stale: Iterable[str]) -> list[SourceStatus]:
+    """What an operator looks at first: sources whose newest run failed or whose ledger could
+    not be read, then the ``stale`` ones, then the rest (each group in the order given)."""
+    stale = set(stale)
+
+    def rank(s: SourceStatus) -> int:
+        if s.ledger in ("unreadable", "unsupported") or (s.runs and s.runs[0].status == "failed"):
+            return 0
+        return 1 if s.source in stale else 2
+
+    return sorted(statuses, key=rank)
 
 
 __all__ = [
     "SourceStatus",
     "collect_freshness",
     "collect_status",
+    "freshness_for",
     "is_abandoned",
+    "is_stale",
     "newest_failed",
-    "stale",
+    "problems_first",
+    "shown_status",
     "stale_by_freshness",
     "unreadable",
     "unreadable_error",

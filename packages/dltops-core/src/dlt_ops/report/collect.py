@@ -8,7 +8,7 @@ one that fails makes that part *unreadable* (named in the report), never an empt
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from dlt_ops.errors import DltOpsError
@@ -17,7 +17,7 @@ from dlt_ops.ledger.model import RunRecord, RunStatus, summarize_error
 if TYPE_CHECKING:
     from dlt_ops.backfill.state import ChunkRow
     from dlt_ops.config import ProjectConfig
-    from dlt_ops.ledger.freshness import Freshness
+    from dlt_ops.ledger.freshness import Freshness, Slots
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.receipts.model import ReceiptRow
     from dlt_ops.target import Target
@@ -86,6 +86,8 @@ class SourceView:
     stale: bool = False
     #: the freshness verdict (``None``: the ledger could not be read)
     freshness: Freshness | None = None
+    #: where its schedule stands (``None``: no schedule, or ``@manual``)
+    slots: Slots | None = None
     backfills: dict[str, list[ChunkRow]] = field(default_factory=dict)
     totals: Totals = field(default_factory=Totals)
     drift: list[DriftRow] = field(default_factory=list)
@@ -95,6 +97,11 @@ class SourceView:
     def newest(self) -> RunView | None:
         """The newest run, if any."""
         return self.runs[0] if self.runs else None
+
+    @property
+    def known(self) -> bool:
+        """Its runs ledger was read (its counts mean something)."""
+        return self.ledger in ("ok", "missing")
 
 
 @dataclass
@@ -113,6 +120,11 @@ class FleetReport:
                if s.ledger in ("unreadable", "unsupported")]  # fmt: skip
         out += [f"{s.name}: {p}" for s in self.sources for p in s.problems]
         return out
+
+    @property
+    def nothing_read(self) -> bool:
+        """No source's runs ledger could be read (an outage, not an empty fleet)."""
+        return bool(self.sources) and not any(s.known for s in self.sources)
 
 
 def _outcome(run: RunRecord, now: datetime, heartbeat_s: float) -> str:
@@ -133,35 +145,28 @@ def collect(
     *,
     limit: int = 30,
 ) -> FleetReport:
-    """Read every source's ledgers (one session per destination and dataset)."""
-    from dlt_ops.ledger.freshness import freshness_of
+    """Read every source's ledgers (one session per destination and dataset); sources whose
+    newest run failed or whose ledger could not be read come first, then stale ones."""
+    from dlt_ops.ledger.freshness import slots_of
     from dlt_ops.ledger.sinks import LedgerQuery
-    from dlt_ops.ledger.status import collect_freshness, collect_status
+    from dlt_ops.ledger.status import collect_status, freshness_for, is_stale, problems_first
     from dlt_ops.target.sessions import SessionPool
 
-    statuses = collect_status(registry, config, sources, LedgerQuery("", limit=limit))
-    readable = [s for s in statuses if s.ledger in ("ok", "missing")]
-    verdicts: dict[str, Freshness | None] = {
-        s.source: freshness_of(config, s.source, s.runs, now) for s in readable
-    }
-    with_sla = [s.source for s in readable if config.source(s.source).freshness is not None]
-    if with_sla:  # their own read: the newest success may be older than the runs shown
-        verdicts.update(collect_freshness(registry, config, with_sla, now))
+    query = LedgerQuery("", limit=limit)
+    statuses = collect_status(registry, config, sources, query)
+    verdicts = freshness_for(registry, config, statuses, now, query)
+    stale = {s.source for s in statuses if is_stale(s, verdicts.get(s.source), now,
+                                                    config.staleness_days,
+                                                    config.heartbeat_seconds)}  # fmt: skip
     views = []
     with SessionPool(registry, config) as pool:
-        for status in statuses:
+        for status in problems_first(statuses, stale):
             view = SourceView(status.source, ledger=status.ledger, error=status.error)
             view.runs = [RunView(r, _outcome(r, now, config.heartbeat_seconds))
                          for r in status.runs]  # fmt: skip
-            newest = view.newest
-            view.freshness = verdict = verdicts.get(status.source)
-            abandoned = newest is not None and newest.outcome == "abandoned"
-            if verdict is not None and verdict.sla is not None:  # the SLA decides
-                view.stale = verdict.stale or abandoned
-            else:
-                view.stale = newest is not None and (
-                    newest.run.started_at < now - timedelta(days=config.staleness_days) or abandoned
-                )
+            view.freshness = verdicts.get(status.source)
+            view.slots = slots_of(config, status.source, now)
+            view.stale = status.source in stale
             _fill_from_destination(registry, config, pool, view)
             views.append(view)
     return FleetReport(config.root.name, now, config.staleness_days, views)

@@ -153,20 +153,49 @@ def _chunk_grid(backfill_id: str, rows: list) -> str:  # noqa: ANN001 - ChunkRow
     )
 
 
+def _count(s: SourceView, value: int, part: str | None = None) -> str:
+    """``value``, or ``-`` when the ledger (or that ``part`` of it) could not be read: an
+    unknown count is never shown as 0."""
+    unread = not s.known or (part is not None and any(p.startswith(part) for p in s.problems))
+    return "-" if unread else str(value)
+
+
+def _overdue(s: SourceView) -> bool | None:
+    """Overdue by schedule (``None``: unknown, the ledger could not be read)."""
+    return s.freshness.overdue if s.freshness is not None else None
+
+
+def _schedule_cell(s: SourceView) -> str:
+    """``last 12:00 · next 13:00`` and an ``overdue`` badge; ``-`` without a schedule."""
+    if s.slots is None:
+        return "-"
+    overdue = _overdue(s)
+    badge = ""
+    if overdue or overdue is None:
+        word, kind = ("overdue", "stale") if overdue else ("unknown", "fresh")
+        badge = f' <span class="badge {kind}">{word}</span>'
+    return (f'<span title="{escape(s.slots.describe(overdue))}">last {_fmt_ts(s.slots.last)} · '
+            f"next {_fmt_ts(s.slots.next)}</span>{badge}")  # fmt: skip
+
+
 def _source_section(s: SourceView, now: datetime) -> str:
     newest = s.newest
     outcome = newest.outcome if newest else s.ledger
-    counts = {k: sum(1 for r in s.runs if r.outcome == k)
+    counts = {k: _count(s, sum(1 for r in s.runs if r.outcome == k))
               for k in ("completed", "failed", "abandoned", "running")}  # fmt: skip
     attrs = " ".join(f'data-{k}="{v}"' for k, v in counts.items())
+    overdue = _overdue(s)
     parts = [
         f'<section class="source" id="source-{escape(s.name)}" data-source="{escape(s.name)}" '
         f'data-ledger="{escape(s.ledger)}" data-newest="{escape(outcome)}" '
-        f'data-runs="{len(s.runs)}" {attrs} data-stale="{str(s.stale).lower()}">',
+        f'data-runs="{_count(s, len(s.runs))}" {attrs} data-stale="{str(s.stale).lower()}" '
+        f'data-overdue="{"-" if overdue is None else str(overdue).lower()}">',
         f"<h2>{escape(s.name)} {_badge(outcome)}"
         + (' <span class="badge stale">stale</span>' if s.stale else "")
         + f' <span class="muted">{escape(s.destination)} / {escape(s.dataset)}</span></h2>',
     ]
+    if s.slots is not None:
+        parts.append(f'<p class="schedule muted">{escape(s.slots.describe(overdue))}</p>')
     if s.ledger in ("unreadable", "unsupported"):
         parts.append(f'<p class="warn">runs ledger {escape(s.ledger)}: {escape(s.error or "")}</p>')
     elif not s.runs:
@@ -237,17 +266,21 @@ def _fleet_table(report: FleetReport) -> str:
         fresh += _freshness_badge(s)
         level = s.freshness.level if s.freshness is not None else "unknown"
         rows.append(
-            f'<tr data-source="{escape(s.name)}" data-freshness="{escape(str(level))}">'
+            f'<tr data-source="{escape(s.name)}" data-freshness="{escape(str(level))}" '
+            f'data-stale="{str(s.stale).lower()}">'
             f'<td><a href="#source-{escape(s.name)}">'
             f"{escape(s.name)}</a></td><td>{_badge(outcome)}</td><td>{_fmt_ts(started)}</td>"
             f"<td>{_age(now, started) if started else '-'} {fresh}</td>"
-            f'<td class="num">{records}</td><td class="num">{len(s.runs)}</td>'
-            f'<td class="num">{s.totals.rejected}</td><td class="num">{_money(s.totals.cost)}'
-            f'</td><td class="num">{len(s.drift)}</td></tr>'
+            f"<td>{_schedule_cell(s)}</td>"
+            f'<td class="num">{records}</td><td class="num">{_count(s, len(s.runs))}</td>'
+            f'<td class="num">{_count(s, s.totals.rejected, "receipts")}</td>'
+            f'<td class="num">{_money(s.totals.cost)}</td>'
+            f'<td class="num">{_count(s, len(s.drift), "drift")}</td></tr>'
         )
     return (
         '<table class="fleet"><tr><th>source</th><th>newest</th><th>started (UTC)</th>'
-        '<th>staleness</th><th class="num">records</th><th class="num">runs</th>'
+        '<th>staleness</th><th>schedule (UTC)</th><th class="num">records</th>'
+        '<th class="num">runs</th>'
         '<th class="num">quarantined</th><th class="num">cost</th><th class="num">drift</th></tr>'
         + "".join(rows)
         + "</table>"
@@ -258,11 +291,15 @@ def render(report: FleetReport) -> str:
     """The whole page."""
     now = report.generated_at
     newest = [s.newest.outcome if s.newest else s.ledger for s in report.sources]
-    cards = [("sources", len(report.sources))] + [
-        (k, newest.count(k)) for k in ("completed", "failed", "abandoned", "running")
-    ]
+    cards: list[tuple[str, object]] = [("sources", len(report.sources))] + [
+        (k, "-" if report.nothing_read else newest.count(k))
+        for k in ("completed", "failed", "abandoned", "running")
+    ]  # counts of the sources read; "-" when none could be, never "0 failed" over an outage
+    unread = sum(1 for s in report.sources if not s.known)
+    if unread:
+        cards.append(("unreadable", unread))
     costs = [s.totals.cost for s in report.sources if s.totals.cost is not None]
-    cards.append(("cost (runs shown)", _money(sum(costs) if costs else None)))  # type: ignore[arg-type]
+    cards.append(("cost (runs shown)", _money(sum(costs) if costs else None)))
     card_html = "".join(f'<div class="card" data-card="{escape(k)}"><b>{v}</b>{escape(k)}</div>'
                         for k, v in cards)  # fmt: skip
     unreadable = report.unreadable
