@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import bench_airflow
+import bench_airflow_variables
 import bench_backfill
 import bench_checkpoints
 import bench_dagster
@@ -290,6 +291,29 @@ def measure_airflow(run: Run) -> list[Result]:
     return [Result(title, "≤ 1 s", None, ours, f"{ours.median:.3f} s", at_most(ours.median, 1.0))]
 
 
+def measure_airflow_variables(run: Run) -> list[Result]:
+    """Variable look-ups per backfill chunk task, dlt's provider off and kept (see
+    bench_airflow_variables.py), in the Airflow venv of the factory row."""
+    title = "Airflow Variable look-ups per backfill chunk task, dlt's provider off (kept)"
+    if run.smoke:
+        return [Result(title, "0", status="skipped (smoke: no Airflow install)")]
+    venv = run.work / "airflow-venv"
+    python = str(venv / "bin" / "python")
+    if not (venv / "bin" / "airflow").exists():
+        python = bench_airflow.install_airflow(venv)
+    days = 4
+    figures = bench_airflow_variables.measure(python, run.work / "airflow-variables", days)
+    off, kept = (figures[k]["chunk_calls"] / days for k in ("off", "kept"))
+    run.notes.append(
+        f"Airflow Variable look-ups: a {days}-chunk backfill DAG under `dag.test()`, counted at "
+        f"`airflow.models.Variable.get` per chunk task; kept (`dlt_airflow_secrets=True`): "
+        f"{kept:.0f} per task ({figures['kept']['distinct_keys']:.0f} distinct keys), run "
+        f"{figures['kept']['seconds']:.1f} s vs {figures['off']['seconds']:.1f} s off "
+        "(a local SQLite metadata DB: no api-server hop)"
+    )
+    return [Result(title, "0", None, None, f"{off:.0f} ({kept:.0f} kept)", off == 0)]
+
+
 def measure_dagster(run: Run) -> list[Result]:
     """build_definitions over 100 sources, Dagster in its cached venv (see bench_dagster.py)."""
     title = "Dagster build_definitions over a 100-source project (Phase 1)"
@@ -393,6 +417,9 @@ TITLES = {
     "sources": "`pipeline status`, 100 sources, 10,000-run DuckDB ledgers",
     "scheduler": "`scheduler run --once` deciding what is due across 100 sources",
     "airflow": "Airflow DAG factory parsing a 100-source project (Phase 1)",
+    "airflow_variables": (
+        "Airflow Variable look-ups per backfill chunk task, dlt's provider off (kept)"
+    ),
     "dagster": "Dagster build_definitions over a 100-source project (Phase 1)",
     "checkpoints": "`@with_checkpoints` extract throughput / plain extract's",
 }
@@ -407,13 +434,14 @@ MEASURES: dict[str, Callable[[Run], list[Result]]] = {  # in the table's order
     "workers": measure_workers,
     "sources": measure_many_sources,
     "airflow": measure_airflow,
+    "airflow_variables": measure_airflow_variables,
     "dagster": measure_dagster,
     "scheduler": measure_scheduler,
     "checkpoints": measure_checkpoints,
 }
 #: run order: the backfills last, so their figures are the latest (code others are changing)
-RUN_ORDER = ("help", "status", "validate", "run", "sources", "airflow", "dagster", "scheduler",
-             "checkpoints", "backfill", "workers")  # fmt: skip
+RUN_ORDER = ("help", "status", "validate", "run", "sources", "airflow", "airflow_variables",
+             "dagster", "scheduler", "checkpoints", "backfill", "workers")  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- report

@@ -55,6 +55,7 @@ def _run(script: str, *args: str, cwd: Path) -> str:
         ("bench_assertions.py", ["--keys", "1000", "--rows", "1000", "--skip-ref"], "gate"),
         # the dev venv has no Airflow: the script must say so and exit 0 (run_all installs it)
         ("bench_airflow.py", ["--sources", "2", "--runs", "1"], "Airflow"),
+        ("bench_airflow_variables.py", ["--days", "1"], "Airflow"),
         # the same for Dagster (run_all uses the cached Dagster test venv)
         ("bench_dagster.py", ["--sources", "2", "--runs", "1"], "Dagster"),
     ],
@@ -79,6 +80,7 @@ def test_run_all_writes_every_row(tmp_path: Path) -> None:
         "--workers 4",
         "`pipeline status`, 3 sources",
         "Airflow DAG factory",
+        "Airflow Variable look-ups per backfill chunk task",
         "Dagster build_definitions",
         "scheduler run --once",
         "`@with_checkpoints` extract",
