@@ -18,7 +18,7 @@ default_dataset = "ds"
 schedule = "@daily"
 """
 #: columns this version added after the first release of the table
-LATER = ("orchestrator_run_id", "orchestrator_try", "queued_at", "note")
+LATER = ("orchestrator_run_id", "orchestrator_try", "queued_at", "note", "resumed_from")
 
 
 def _db(root: Path) -> Path:

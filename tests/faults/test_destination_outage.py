@@ -134,6 +134,8 @@ def _status_shows_the_cause(project: FaultProject) -> None:
     assert re.search(r"connect|server", error, re.IGNORECASE), error
     text = project.cli("pipeline", "status", "-s", project.name).stdout
     assert "probably died" not in text and error[:40] in text, text
+    shown = project.cli("runs", "show", newest["run_id"], "--json")
+    assert json.loads(shown.stdout)["run"]["status"] == "failed", shown.stdout + shown.stderr
 
 
 def _stop(server: Server, proc: subprocess.Popen[str]) -> str:

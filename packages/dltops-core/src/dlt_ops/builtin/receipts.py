@@ -113,6 +113,17 @@ def normalized_tables(tables: dict[str, str], pipeline: Pipeline | None) -> dict
     return {name: naming.normalize_table_identifier(table) for name, table in tables.items()}
 
 
+def with_resumes(rows: list[ReceiptRow], run: RunContext) -> list[ReceiptRow]:
+    """The rows of resources that resumed from a checkpoint carry the span they skipped."""
+    resumes = {r.resource: r for r in run.state.resumes}
+    return [
+        row.replace(skipped_from=resume.skipped_from, resumed_from=resume.resumed_from)
+        if (resume := resumes.get(row.resource_name)) is not None
+        else row
+        for row in rows
+    ]
+
+
 def receipt_rows(
     run: RunContext, outcome: RunOutcome, *, measure_cost: bool = True
 ) -> list[ReceiptRow]:
@@ -164,7 +175,7 @@ def dlt_ops_run_finished(run: RunContext, outcome: RunOutcome) -> None:
     """Build the receipt, write it to every store (each isolated), report the table."""
     from dlt_ops.receipts.render import receipt_table
 
-    rows = receipt_rows(run, outcome)
+    rows = with_resumes(receipt_rows(run, outcome), run)
     closed = closed_runs_receipts(run, outcome)
     if not rows and not closed:
         return

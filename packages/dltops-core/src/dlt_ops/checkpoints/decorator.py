@@ -132,6 +132,20 @@ def _resume(
         resource=manager.resource_name,
         checkpoint_value=text,
     )
+    from dlt_ops.ledger.resumes import Resume
+    from dlt_ops.runner.context import current_run
+
+    start = current if current is not None else getattr(incremental, "initial_value", None)
+    resume = Resume.of(manager.resource_name, text, start, adjusted)
+    run = current_run()
+    if run is not None:  # onto the run's ledger row and receipt
+        run.state.resumes.append(resume)
+    log.warning(
+        resume.describe(run.source if run is not None else "<source>"),
+        resource=manager.resource_name,
+        skipped_from=resume.skipped_from,
+        resumed_from=resume.resumed_from,
+    )
 
 
 def with_checkpoints(

@@ -84,6 +84,8 @@ def show(
     root: RootOption = None,
 ) -> None:
     """Show one run: its ledger row and its receipt (every record and every dollar)."""
+    from dlt_ops.ledger.resumes import from_ledger
+    from dlt_ops.ledger.status import shown_status, utcnow
     from dlt_ops.receipts.render import receipt_table
     from dlt_ops.receipts.service import find_run
 
@@ -92,24 +94,41 @@ def show(
         state.registry(), state.project(), _sources(state, source), run, dataset=dataset
     )
     run_row, receipts = report.latest, report.latest_receipts()
+    status = shown_status(run_row, utcnow(), state.project().heartbeat_seconds)
+    waited = _waited(run_row)
+    resumes = from_ledger(run_row.resumed_from)
     if as_json:
         doc = {
             "run": run_row.as_json(),
+            "abandoned": status == "abandoned",
+            "waited_s": waited,
             "attempts": len(report.attempts),
             "receipt": [r.as_json() for r in receipts],
+            "resumes": [
+                {**r.as_json(), "recover": r.backfill_command(run_row.source_section)}
+                for r in resumes
+            ],
         }
         typer.echo(json.dumps(doc, indent=2))
         return
     started = run_row.started_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
     typer.echo(
-        f"run {run_row.run_id} ({run_row.source_section}) — {run_row.status}\n"
+        f"run {run_row.run_id} ({run_row.source_section}) — {status}\n"
         f"  started {started} UTC, trigger {run_row.trigger_source}, "
         f"destination {run_row.destination}/{run_row.dataset}"
         + (f", backfill {run_row.backfill_id}" if run_row.backfill_id else "")
         + (f", attempt {len(report.attempts)}" if len(report.attempts) > 1 else "")
     )
+    if waited is not None and run_row.queued_at is not None:
+        queued = run_row.queued_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+        typer.echo(f"  queued {queued} UTC, waited {waited:.1f} s for the source's lease")
+    if status == "abandoned":
+        typer.echo("  ⚠ still 'running' in the ledger, but its heartbeat stopped: the process "
+                   "probably died (the next run of the source closes the row)")  # fmt: skip
     if run_row.error_summary:
         typer.echo(f"  ✗ {run_row.error_summary}")
+    for resume in resumes:  # what the resume skipped, and the backfill that loads it
+        typer.echo(f"  ! {resume.describe(run_row.source_section)}")
     typer.echo(receipt_table(receipts))
 
 
@@ -145,6 +164,13 @@ def list_runs(
         raise typer.Exit(1)
 
 
+def _waited(run: Any) -> float | None:  # noqa: ANN401 - a RunRecord (imported lazily)
+    """Seconds a run queued for its source's lease (``None``: it did not queue)."""
+    if run.queued_at is None:
+        return None
+    return max((run.started_at - run.queued_at).total_seconds(), 0.0)
+
+
 def _print_runs(runs: list[Any], as_json: bool, *, heartbeat_s: float) -> None:
     if as_json:
         typer.echo(json.dumps([r.as_json() for r in runs], indent=2))
@@ -152,7 +178,7 @@ def _print_runs(runs: list[Any], as_json: bool, *, heartbeat_s: float) -> None:
     if not runs:
         typer.echo("No runs recorded.")
         return
-    from dlt_ops.ledger.status import is_abandoned, utcnow
+    from dlt_ops.ledger.status import shown_status, utcnow
     from dlt_ops.tables import Column, Table, echo
 
     now = utcnow()
@@ -162,6 +188,6 @@ def _print_runs(runs: list[Any], as_json: bool, *, heartbeat_s: float) -> None:
     for r in runs:
         started = r.started_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
         records = "-" if r.records_loaded is None else str(r.records_loaded)
-        status = "abandoned" if is_abandoned(r, now, heartbeat_s) else r.status
+        status = shown_status(r, now, heartbeat_s)
         table.add(started, r.source_section, status, records, r.trigger_source, r.run_id)
     echo([table])

@@ -24,7 +24,8 @@ HEARTBEAT_RUN = Statement(
 )
 FINISH_RUN = Statement(
     f"UPDATE {{{RUNS_TABLE_NAME}}} SET status = ?, completed_at = ?, heartbeat_at = ?, "
-    "dlt_run_id = ?, records_extracted = ?, records_loaded = ?, error_summary = ?, note = ? "
+    "dlt_run_id = ?, records_extracted = ?, records_loaded = ?, error_summary = ?, note = ?, "
+    "resumed_from = ? "
     "WHERE run_id = ? AND source_section = ? AND started_at = ? AND status = ?"
 )
 PRUNE_COUNT = Statement(f"SELECT COUNT(*) FROM {{{RUNS_TABLE_NAME}}} WHERE started_at < ?")
@@ -118,6 +119,7 @@ class DestinationLedgerSink:
             run.records_loaded,
             run.error_summary,
             run.note,
+            run.resumed_from,
             run.run_id,
             run.source_section,
             run.started_at,

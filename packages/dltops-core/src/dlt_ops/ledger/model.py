@@ -65,6 +65,7 @@ EXTRA_COLUMNS: tuple[Column, ...] = (
     Column("orchestrator_try", _B),
     Column("queued_at", _TS),
     Column("note", _T),
+    Column("resumed_from", _T),
 )
 RUNS_TABLE = TableSpec(
     RUNS_TABLE_NAME,
@@ -109,6 +110,9 @@ class RunRecord:
     queued_at: datetime | None = None
     #: a one-line remark on how the row came to be (e.g. closed by another run)
     note: str | None = None
+    #: checkpointed resources that resumed, and the span each skipped (JSON, see
+    #: ``dlt_ops.ledger.resumes``)
+    resumed_from: str | None = None
 
     def values(self) -> tuple[Any, ...]:
         """Column values in table order."""

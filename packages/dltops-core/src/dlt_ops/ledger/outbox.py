@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -124,9 +124,13 @@ def flush(
     return written
 
 
-def overlay(runs: Iterable[RunRecord], kept: Iterable[Pending]) -> list[RunRecord]:
-    """``runs`` with each ``running`` row replaced by its kept finish, where there is one: what
-    ``status`` shows while the ledger still cannot take the write."""
+def overlay(root: Path, runs: list[RunRecord], source: str, *, dataset: str) -> list[RunRecord]:
+    """``runs`` of ``source`` with each ``running`` row replaced by its kept finish, where there
+    is one: what ``status`` and ``runs show`` show while the ledger has not taken the write (a
+    local read, no round trip; none at all when no row is running)."""
+    if not any(r.status == RunStatus.running for r in runs):
+        return runs
+    kept = pending(root, source, dataset=dataset)
     finishes = {(p.record.run_id, p.record.started_at): p.record for p in kept}
     return [
         finishes.get((r.run_id, r.started_at), r) if r.status == RunStatus.running else r

@@ -137,21 +137,12 @@ def _read(
         return SourceStatus(source, "unreadable", summarize_error(exc))
     if runs is None:
         return SourceStatus(source, "missing")
-    return SourceStatus(source, "ok", runs=_with_kept_finishes(config, plan, runs))
-
-
-def _with_kept_finishes(
-    config: ProjectConfig, plan: _Planned, runs: list[RunRecord]
-) -> list[RunRecord]:
-    """A ``running`` row whose run kept its finish in the outbox (the ledger could not take it)
-    is shown as that finish: failed, with its own cause. A local read, no round trip; the next
-    run writes it to the row."""
+    # a row whose run kept its finish in the outbox (the ledger could not take it) shows as
+    # that finish: failed, with its own cause; the next run writes it to the row
     from dlt_ops.ledger import outbox
 
-    if not any(r.status == RunStatus.running for r in runs):
-        return runs
-    kept = outbox.pending(config.root, plan.source, dataset=plan.where.dataset)
-    return outbox.overlay(runs, kept) if kept else runs
+    runs = outbox.overlay(config.root, runs, source, dataset=plan.where.dataset)
+    return SourceStatus(source, "ok", runs=runs)
 
 
 def _live_run_holding_the_file(

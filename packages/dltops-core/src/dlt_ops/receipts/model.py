@@ -39,9 +39,12 @@ RECEIPT_COLUMNS: tuple[Column, ...] = (
     Column("cost_measured", _D),
     Column("cost_estimated", _D),
     Column("failure_reason", _T),
+    # added later: an older table gains them on the next write (TableSpec.evolving)
+    Column("skipped_from", _T),
+    Column("resumed_from", _T),
 )
 RECEIPTS_TABLE = TableSpec(
-    RECEIPTS_TABLE_NAME, RECEIPT_COLUMNS, indexes=(("run_id", "run_started_at"),)
+    RECEIPTS_TABLE_NAME, RECEIPT_COLUMNS, indexes=(("run_id", "run_started_at"),), evolving=True
 )
 RECEIPT_KEYS: tuple[str, ...] = tuple(c.name for c in RECEIPT_COLUMNS)
 COUNT_KEYS = ("records_in", "filtered", "rejected", "warned", "failed", "records_out",
@@ -82,6 +85,10 @@ class ReceiptRow:
     cost_measured: float | None = None
     cost_estimated: float | None = None
     failure_reason: str | None = None
+    #: a resume from a checkpoint: the span ``[skipped_from, resumed_from)`` this run did not
+    #: extract (cursor values as text; ``skipped_from`` is ``None`` when the window had no start)
+    skipped_from: str | None = None
+    resumed_from: str | None = None
 
     @property
     def reconciles(self) -> bool:

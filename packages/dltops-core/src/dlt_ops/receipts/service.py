@@ -9,6 +9,7 @@ from dlt_ops.adapters import DestinationSession
 from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import ResolvedDestination, resolve_destination
 from dlt_ops.errors import DltOpsError, LedgerUnreadableError, UsageError
+from dlt_ops.ledger import outbox
 from dlt_ops.ledger.jsonl_sink import jsonl_path
 from dlt_ops.ledger.model import RunRecord, summarize_error
 from dlt_ops.ledger.readers import source_ledger
@@ -112,7 +113,8 @@ def _find_in(
                 raise UsageError(f"run id prefix '{ref}' is ambiguous: {', '.join(sorted(ids))}.")
             stores = project_stores(config, ledger.where, open_session=lambda: pool.get(where))
             receipts = _read(stores, [attempts[0].run_id], source)
-            return RunReport(attempts, receipts)
+            shown = outbox.overlay(config.root, attempts, source, dataset=where.dataset)
+            return RunReport(shown, receipts)
     return None
 
 

@@ -9,13 +9,13 @@ Writes are observability, best-effort like the ledger; the caller isolates each 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dlt_ops.adapters import Statement
+from dlt_ops.adapters import ColumnInfo, Statement
 from dlt_ops.atomic_file import write_atomically
 from dlt_ops.jsonl import append_events, read_events, rewriting
 from dlt_ops.receipts.model import RECEIPT_KEYS, RECEIPTS_TABLE, RECEIPTS_TABLE_NAME, ReceiptRow
@@ -27,13 +27,27 @@ INSERT_RECEIPT = Statement(
     f"INSERT INTO {{{RECEIPTS_TABLE_NAME}}} ({', '.join(RECEIPT_KEYS)}) "
     f"VALUES ({', '.join('?' for _ in RECEIPT_KEYS)})"
 )
-SELECT_RECEIPTS = Statement(
-    f"SELECT {', '.join(RECEIPT_KEYS)} FROM {{{RECEIPTS_TABLE_NAME}}} WHERE run_id = ? "
-    "ORDER BY run_started_at, resource_name"
-)
-SELECT_SOURCE_RECEIPTS = Statement(
-    f"SELECT {', '.join(RECEIPT_KEYS)} FROM {{{RECEIPTS_TABLE_NAME}}} WHERE source_section = ?"
-)
+
+
+def _select_list(present: Iterable[ColumnInfo]) -> str:
+    """``RECEIPT_KEYS``; a column an older version's table lacks reads as ``NULL``."""
+    have = {c.name.lower() for c in present}
+    return ", ".join(k if k in have else f"NULL AS {k}" for k in RECEIPT_KEYS)
+
+
+def _select_receipts(present: Iterable[ColumnInfo]) -> Statement:
+    return Statement(
+        f"SELECT {_select_list(present)} FROM {{{RECEIPTS_TABLE_NAME}}} WHERE run_id = ? "
+        "ORDER BY run_started_at, resource_name"
+    )
+
+
+def _select_source_receipts(present: Iterable[ColumnInfo]) -> Statement:
+    return Statement(
+        f"SELECT {_select_list(present)} FROM {{{RECEIPTS_TABLE_NAME}}} WHERE source_section = ?"
+    )
+
+
 PRUNE_COUNT = Statement(f"SELECT COUNT(*) FROM {{{RECEIPTS_TABLE_NAME}}} WHERE run_started_at < ?")
 PRUNE_DELETE = Statement(f"DELETE FROM {{{RECEIPTS_TABLE_NAME}}} WHERE run_started_at < ?")
 
@@ -81,17 +95,19 @@ class DestinationReceiptStore:
     def read(self, run_id: str) -> list[ReceiptRow]:
         """Rows of ``run_id``; none when the table does not exist."""
         session = self.open_session()
-        if session.fetch_columns(RECEIPTS_TABLE_NAME) is None:
+        present = session.fetch_columns(RECEIPTS_TABLE_NAME)
+        if present is None:
             return []
-        rows = session.query(SELECT_RECEIPTS, run_id)
+        rows = session.query(_select_receipts(present), run_id)
         return [ReceiptRow.from_mapping(dict(zip(RECEIPT_KEYS, r, strict=True))) for r in rows]
 
     def read_source(self, source: str) -> list[ReceiptRow]:
         """Rows of every run of ``source``, in one query; none when the table does not exist."""
         session = self.open_session()
-        if session.fetch_columns(RECEIPTS_TABLE_NAME) is None:
+        present = session.fetch_columns(RECEIPTS_TABLE_NAME)
+        if present is None:
             return []
-        rows = session.query(SELECT_SOURCE_RECEIPTS, source)
+        rows = session.query(_select_source_receipts(present), source)
         return [ReceiptRow.from_mapping(dict(zip(RECEIPT_KEYS, r, strict=True))) for r in rows]
 
     def prune(self, older_than: datetime, *, dry_run: bool) -> int:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from dlt_ops.adapters import DestinationSession
     from dlt_ops.config import ProjectConfig
     from dlt_ops.ledger import RunRecord
+    from dlt_ops.ledger.resumes import Resume
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.runner.half_written import Dropped
     from dlt_ops.runner.packages import LoadedBooks
@@ -94,6 +95,9 @@ class RunState:
     #: Dead runs this run closed ``completed`` because their load had committed, with the rows
     #: per table it landed (``None``: not known per table); their receipts are written for them.
     closed_landed: list[tuple[RunRecord, Mapping[str, int] | None]] = field(default_factory=list)
+    #: Checkpointed resources that resumed from a checkpoint, with the span they skipped
+    #: (``dlt_ops.ledger.resumes.Resume``), booked on the ledger row and the receipt.
+    resumes: list[Resume] = field(default_factory=list)
 
 
 @dataclass

@@ -33,6 +33,7 @@ from dlt_ops.errors import DltOpsError
 from dlt_ops.ledger import LedgerWriter, RunRecord, RunStatus, outbox, summarize_error
 from dlt_ops.ledger.abandoned import close_dead_runs_of, close_runs_by_id
 from dlt_ops.ledger.build import build_sinks
+from dlt_ops.ledger.resumes import ledger_text
 from dlt_ops.ledger.sinks import LedgerSink
 from dlt_ops.log import bound_contextvars, get_logger
 from dlt_ops.plugins import PluginRegistry
@@ -113,6 +114,16 @@ def _start_record(request: RunRequest, where: ResolvedDestination, run_id: str) 
         dltops_version=__version__,
         dlt_version=_dlt_version(),
     )
+
+
+def _queued(record: RunRecord, request: RunRequest) -> RunRecord:
+    """The start row once the lease is held. A plain run that was ready to wait (``--wait``)
+    starts now and keeps, as ``queued_at``, when it began waiting (the record was made just
+    before it asked for the lease), so queue time never reads as run time. Other runs never
+    waited here (refused at once, or a backfill chunk's own bookkeeping): unchanged."""
+    if request.wait is None or request.backfill_id or request.lease_held:
+        return record
+    return record.replace(started_at=utcnow(), queued_at=record.started_at)
 
 
 class _LazySession:
@@ -262,6 +273,7 @@ def execute_run(
     # the lease comes first: a run refused for a busy source writes nothing (no ledger row)
     with bound, lease as lease_failure, project_environment(config.root), \
             _no_trace_left(config, request, where):  # fmt: skip
+        writer.record = _queued(writer.record, request)
         writer.start(keep=True)
         with writer.borrowed() as ledger_sinks:
             work = (request.working_dir or working_base(config.root, where)) / where.pipeline_name
@@ -277,6 +289,7 @@ def execute_run(
             record = writer.finish(
                 RunStatus.failed,
                 error_summary=_noted(state, summarize_error(interrupt or exc), run_id),
+                resumed_from=ledger_text(state.resumes),
                 keep=ledger_session is not None,
             )
             if ledger_session is not None:
@@ -302,6 +315,7 @@ def execute_run(
                 state.loaded.records_loaded if state.loaded else counts.records_loaded(trace)
             ),
             **({"error_summary": _noted(state, None, run_id)} if state.dropped else {}),
+            resumed_from=ledger_text(state.resumes),
             keep=ledger_session is not None,
         )
         if ledger_session is not None:
