@@ -177,7 +177,7 @@ def test_drift_is_reported_alerted_once_reproducible_and_acknowledged(target: Ta
     target.run()
     clean = target.cli("pipeline", "reconcile", "-s", "shop", "--fail-on", "drift")
     assert clean.returncode == 0, clean.stderr[-3000:]
-    assert "no drift" in clean.stdout
+    assert "No drift" in clean.stdout
     target.run(SHOP_EXTRA="1")  # new columns arrive; nobody updated the models
 
     first = target.cli("pipeline", "reconcile", "-s", "shop", "--json")
