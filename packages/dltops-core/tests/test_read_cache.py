@@ -7,6 +7,8 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
+
 from dlt_ops.target.read_cache import MAX_READS, ReadCache, database_key
 
 
@@ -69,3 +71,158 @@ def test_an_unwritable_state_directory_only_means_no_cache(tmp_path: Path) -> No
     cache.put("db", "s", "q", [[1]])
     cache.save()  # no exception: the command's answer matters, the cache does not
     assert cache.get("db", "s", "q") == (True, [[1]])
+
+
+def test_a_file_of_another_format_or_shape_is_a_miss(tmp_path: Path) -> None:
+    path = tmp_path / "reads.json"
+    good = {"db": {"stamp": "s", "reads": {"q": [[1]]}}}
+    for doc in ({"format": 999, "databases": good}, [good], {"format": 1, "databases": [good]}):
+        path.write_text(json.dumps(doc))
+        cache = ReadCache(path)
+        assert cache.get("db", "s", "q") == (False, None), doc
+        cache.put("db", "s", "q", [[2]])  # and it starts over, usable
+        assert cache.get("db", "s", "q") == (True, [[2]])
+
+
+def test_databases_are_bounded_the_least_recently_stamped_going_first(tmp_path: Path) -> None:
+    from dlt_ops.target.read_cache import MAX_DATABASES
+
+    cache = ReadCache(tmp_path / "reads.json")
+    for i in range(MAX_DATABASES):
+        cache.put(f"db{i}", "s", "q", [[i]])
+    assert cache.get("db0", "s", "q") == (True, [[0]])  # exactly MAX_DATABASES are kept
+    cache.put("db0", "s", "q2", [[0]])  # db0 stamped again: now the most recent
+    cache.put("one-more", "s", "q", [[1]])
+    assert cache.get("db0", "s", "q2") == (True, [[0]])
+    assert cache.get("db1", "s", "q") == (False, None)  # the least recent went
+    assert cache.get(f"db{MAX_DATABASES - 1}", "s", "q") == (True, [[MAX_DATABASES - 1]])
+
+
+def test_an_unchanged_cache_is_not_written_again(tmp_path: Path) -> None:
+    path = tmp_path / "reads.json"
+    cache = ReadCache(path)
+    cache.put("db", "s", "q", [[1]])
+    cache.save()
+    path.unlink()
+    cache.save()  # nothing changed since: nothing written
+    assert not path.exists()
+
+
+def test_a_cache_that_cannot_be_saved_says_so_at_debug_level(tmp_path: Path) -> None:
+    from structlog.testing import capture_logs
+
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    cache = ReadCache(blocker / "reads.json")
+    cache.put("db", "s", "q", [[1]])
+    with capture_logs() as logs:
+        cache.save()
+    (event,) = logs
+    assert event["event"] == "ledger.read_cache_not_saved" and event["log_level"] == "debug"
+    assert event["path"] == str(blocker / "reads.json") and "not-a-dir" in event["error"]
+
+
+# -- SnapshotSession on a real DuckDB file ----------------------------------------------------
+
+
+def _duckdb_file(path: Path, rows: int) -> None:
+    import duckdb
+
+    con = duckdb.connect(str(path))
+    con.execute("CREATE SCHEMA IF NOT EXISTS raw")
+    con.execute("CREATE OR REPLACE TABLE raw.t AS SELECT range AS x FROM range(?)", [rows])
+    con.execute("CREATE OR REPLACE TABLE raw.u (name VARCHAR, seen TIMESTAMP)")
+    con.close()
+
+
+class _Snapshots:
+    """SnapshotSessions over one DuckDB file and cache file, counting the connections made."""
+
+    def __init__(self, tmp_path: Path, db: Path) -> None:
+        from dlt_ops.adapters import ConnectionTarget
+        from dltops_duckdb.adapter import DuckDBAdapter
+
+        self.adapter = DuckDBAdapter()
+        self.target = ConnectionTarget("duckdb", "raw", tmp_path, str(db), read_only=True)
+        self.path, self.connects = tmp_path / "reads.json", 0
+
+    def _connect(self) -> object:
+        self.connects += 1
+        return self.adapter.connect(self.target)
+
+    def session(self, database: str = "db", stamp: str = "s1", cache: ReadCache | None = None):  # noqa: ANN201
+        from dlt_ops.target.read_cache import SnapshotSession
+
+        cache = cache or ReadCache(self.path)
+        return cache, SnapshotSession(
+            self.adapter, self.target, self._connect, cache, database, stamp
+        )
+
+
+def test_a_snapshot_answers_a_repeated_read_without_connecting(tmp_path: Path) -> None:
+    from dlt_ops.adapters.statements import Statement
+
+    _duckdb_file(tmp_path / "x.duckdb", 3)
+    snaps = _Snapshots(tmp_path, tmp_path / "x.duckdb")
+    below = Statement("SELECT count(*) FROM raw.t WHERE x < ?")
+    cache, first = snaps.session()
+    assert first.query(Statement("SELECT count(*) FROM raw.t")) == [(3,)]
+    assert first.query(Statement("SELECT max(x) FROM raw.t")) == [(2,)]
+    assert first.query(below, 1) == [(1,)] and first.query(below, 2) == [(2,)]
+    assert [(c.name, c.data_type) for c in first.fetch_columns("u")] == [
+        ("name", "VARCHAR"), ("seen", "TIMESTAMP")
+    ]  # fmt: skip
+    assert first.fetch_columns("absent") is None
+    first.close()
+    cache.save()
+    assert snaps.connects == 1
+    _, second = snaps.session()  # the next command, same stamp
+    assert second.query(Statement("SELECT count(*) FROM raw.t")) == [(3,)]
+    assert second.query(Statement("SELECT max(x) FROM raw.t")) == [(2,)]
+    assert second.query(below, 2) == [(2,)] and second.query(below, 1) == [(1,)]
+    assert [c.name for c in second.fetch_columns("u")] == ["name", "seen"]
+    assert [c.data_type for c in second.fetch_columns("u")] == ["VARCHAR", "TIMESTAMP"]
+    assert snaps.connects == 1  # every answer so far came from the cache
+    assert [c.name for c in second.fetch_columns("t")] == ["x"]  # another table: read
+    assert second.fetch_columns("absent") is None
+    assert snaps.connects == 2  # only for raw.t's columns
+    second.close()
+
+
+def test_a_snapshot_never_answers_for_another_stamp_or_database(tmp_path: Path) -> None:
+    from dlt_ops.adapters.statements import Statement
+
+    count = Statement("SELECT count(*) FROM raw.t")
+    _duckdb_file(tmp_path / "x.duckdb", 3)
+    snaps = _Snapshots(tmp_path, tmp_path / "x.duckdb")
+    cache = ReadCache(snaps.path)
+    cache.put("db", "s0", '["query","SELECT count(*) FROM raw.t",[]]', [[99]])
+    cache.put("other", "s1", '["query","SELECT count(*) FROM raw.t",[]]', [[98]])
+    _, session = snaps.session(cache=cache)
+    assert session.query(count) == [(3,)]  # neither the old stamp's answer nor another db's
+    session.close()
+    assert cache.get("other", "s1", '["query","SELECT count(*) FROM raw.t",[]]') == (True, [[98]])
+
+
+def test_a_snapshot_closes_only_a_connection_it_opened(tmp_path: Path) -> None:
+    import duckdb
+
+    from dlt_ops.adapters.statements import Statement
+
+    db = tmp_path / "x.duckdb"
+    _duckdb_file(db, 1)
+    snaps = _Snapshots(tmp_path, db)
+    _, idle = snaps.session()
+    idle.close()  # never connected: nothing to close
+    _, used = snaps.session(stamp="s2")
+    assert used.query(Statement("SELECT count(*) FROM raw.t")) == [(1,)]
+    used.close()
+    duckdb.connect(str(db)).close()  # a writer may open the file: the reader let it go
+    failing = _Snapshots(tmp_path, tmp_path)  # a directory: no database opens there
+    _, broken = failing.session(stamp="s3")
+    with pytest.raises(Exception) as first:  # noqa: PT011 - the driver's own error
+        broken.query(Statement("SELECT 1"))
+    with pytest.raises(Exception) as again:  # noqa: PT011
+        broken.query(Statement("SELECT 2"))
+    assert again.value is first.value and failing.connects == 1  # raised again, not retried
+    broken.close()
