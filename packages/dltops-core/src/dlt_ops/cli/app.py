@@ -44,6 +44,11 @@ COMMANDS = (
         "Print the fleet in Prometheus text exposition format.",
     ),
     Entry(
+        "migrate",
+        "dlt_ops.cli.migrate:migrate",
+        "Read a dlt-ops 0.1 project and say what changes here; --apply adopts it in place.",
+    ),
+    Entry(
         "scheduler",
         "dlt_ops.cli.scheduler:scheduler_app",
         "Run the project's schedules on this machine (y-scheduler).",

@@ -32,7 +32,7 @@ def render_text(result: ReconcileResult) -> str:
         if report.error:
             out.append(f"  ✗ {report.error}")
         elif not report.findings:
-            out.append("  ✓ no drift")
+            out.append("  ✓ No drift")
         for f in report.findings:
             mark = "new" if f.new else ("acknowledged" if f.acknowledged_at else "seen")
             first = f.first_seen_at.isoformat(timespec="seconds") if f.first_seen_at else "-"

@@ -214,6 +214,13 @@ def load_project_config(root: Path) -> ProjectConfig:
     path = root / CONFIG_RELPATH
     raw = read_toml(path)
     harvest_project_secrets(root, raw)
+    return config_from_raw(root, raw)
+
+
+def config_from_raw(root: Path, raw: dict[str, Any]) -> ProjectConfig:
+    """Type-check an already parsed ``config.toml`` (``raw``) of the project at ``root``
+    (``dlt-ops migrate`` checks a 0.1 file rewritten in memory before writing it)."""
+    path = root / CONFIG_RELPATH
     table = raw.get("dlt_ops")
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: a [dlt_ops] table is required to mark a dlt-ops project.")
