@@ -18,10 +18,11 @@ PACKAGE_ROOT = Path(dlt_ops.__file__).parent
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(names.split())
     for names in (
-        "errors redact log clock cron liveness jsonl atomic_file tables working_state fast_exit",
+        "errors redact log clock cron liveness jsonl atomic_file tables working_state fast_exit"
+        " _preload",
         "plugins",
         "config adapters dlt_schema",
-        "destinations secrets alerts triggers",
+        "destinations secrets alerts triggers isolation",
         "project doctor",
         "target",
         "validate",

@@ -287,6 +287,21 @@ class SourceImportError(DltOpsError):
         )
 
 
+class SourceImportEnvironmentError(SourceImportError):
+    """A source's module failed to import in the run's process although it imports cleanly on
+    its own (the import-safety check imported it), or that check itself could not run: the
+    process is at fault, not the module. The scheduler retries such a run within its slot."""
+
+    def __init__(self, name: str, module: Path, reason: str) -> None:
+        super().__init__(name, module, reason)
+        self.args = (
+            f"source '{name}' failed to import from {module} in this run's process: {reason}. "
+            f"The module itself imports cleanly (the import-safety check imported it), so the "
+            f"process or machine is at fault, not the module: re-run it (the scheduler retries "
+            f"it within the slot).",
+        )
+
+
 class ImportSafetyError(SourceImportError):
     """A source's module does network I/O, writes files, spawns processes or runs a pipeline
     at import time, so dlt-ops refuses to import it."""

@@ -267,3 +267,19 @@ def only_errors() -> None:
         if _applied:
             structlog = sys.modules["structlog"]
             structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
+
+
+def current_format() -> tuple[LogFormat, int]:
+    """How this process was configured to log, ``(format, level)``, for
+    :func:`configure_like` in a child process the command starts (``dlt_ops.isolation``)."""
+    settings = _settings
+    if settings is None:
+        return LogFormat.auto, logging.INFO
+    return (LogFormat.json if settings.use_json else LogFormat.console), settings.level
+
+
+def configure_like(fmt: LogFormat, level: int) -> None:
+    """Configure logging as :func:`current_format` described its parent's."""
+    configure_logging(fmt, debug=level <= logging.DEBUG)
+    if level >= logging.ERROR:
+        only_errors()

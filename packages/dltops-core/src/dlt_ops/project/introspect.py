@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from dlt_ops.config import ProjectConfig
-from dlt_ops.errors import ImportSafetyError, SourceImportError
+from dlt_ops.errors import ImportSafetyError, SourceImportEnvironmentError, SourceImportError
 from dlt_ops.log import get_logger
 from dlt_ops.project.facts import SourceFacts, extract
 from dlt_ops.project.facts_cache import FactsCache, FactsKeys
@@ -221,4 +221,9 @@ def load_source(
         raise ImportSafetyError(
             name, info.module_path, [v.describe(project.root) for v in verdict.violations]
         )
-    raise SourceImportError(name, info.module_path, result.import_error or "unknown error")
+    reason = result.import_error or "unknown error"
+    # the sandbox imported the module cleanly (or could not run at all): this process failed
+    # it (e.g. dlt's import state), so the module is not to blame and a retry may pass
+    if verdict is not None and (verdict.clean or verdict.sandbox_error):
+        raise SourceImportEnvironmentError(name, info.module_path, reason)
+    raise SourceImportError(name, info.module_path, reason)

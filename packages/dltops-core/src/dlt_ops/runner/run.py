@@ -40,6 +40,7 @@ from dlt_ops.plugins import PluginRegistry
 from dlt_ops.runner import counts, lifecycle
 from dlt_ops.runner.committed import pending_load_ids, settle_committed
 from dlt_ops.runner.context import RunContext, active_run
+from dlt_ops.runner.first_load import first_load_turn
 from dlt_ops.runner.half_written import check_working_dir, half_written
 from dlt_ops.runner.load_stamp import stamp_source
 from dlt_ops.runner.model import RunOutcome, RunPhase, RunRequest, RunState
@@ -532,7 +533,8 @@ def _execute(
         book.normalized(rows_per_package(pipeline.normalize()))
         state.phase = RunPhase.load
         hold(True)  # dlt opens the database now: it reuses our open one
-        with request.load_guard() if request.load_guard is not None else nullcontext():
+        with request.load_guard() if request.load_guard is not None else nullcontext(), \
+                first_load_turn(ctx, pipeline):  # fmt: skip
             load_info, load_ids = _load(ctx, pipeline)
         # a package an earlier run left pending loads here too: book its rows to this run
         state.loaded = book_loaded(

@@ -9,47 +9,33 @@ By default the run is the source's ordinary run (no window): its incremental cur
 from its last load, so a missed slot is caught up by the next one. ``windowed`` bounds each run
 to ``[end of the newest completed window (else the previous slot), slot)`` instead, through
 every incremental of the source (each must take a window, as for ``--from/--to``).
+
+With ``max_parallel > 1`` each run is a process of its own (``scheduler/isolated.py``). A run
+that fails before its source's code ran (the destination unreachable, the module failing to
+import in the run's process although it imports cleanly on its own, a child process that died
+before writing a ledger row) is retried within the slot, at most :data:`RETRIES` more times.
 """
 
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 from dlt_ops.clock import utcnow
 from dlt_ops.config import ProjectConfig
 from dlt_ops.errors import DltOpsError
 from dlt_ops.log import get_logger
 from dlt_ops.plugins import PluginRegistry
-from dlt_ops.scheduler.due import Due, all_due, due, schedule_of
+from dlt_ops.scheduler.attempt import Attempt, Tick, run_attempt, with_retries
+from dlt_ops.scheduler.due import Due, all_due, schedule_of
 from dlt_ops.scheduler.freshness_alerts import FreshnessWatch
 
 log = get_logger(__name__)
 
-TRIGGER_SOURCE = "y-scheduler"
 #: The loop looks again at least this often (a config change, a run started by hand).
 MAX_SLEEP_S = 60.0
-
-
-@dataclass(frozen=True)
-class Tick:
-    """What one source came to in one pass: ran (``record``), or why not (``skipped``)."""
-
-    source: str
-    slot: datetime
-    run_id: str | None = None
-    status: str | None = None
-    skipped: str | None = None
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        """The source ran and completed, or was rightly skipped."""
-        return self.error is None and self.status in (None, "completed")
 
 
 def scheduled_sources(config: ProjectConfig) -> list[str]:
@@ -80,54 +66,59 @@ def run_due(
     max_parallel: int = 1,
     windowed: bool = False,
     watch: FreshnessWatch | None = None,
+    interruptible: bool = True,
 ) -> list[Tick]:
-    """One pass: run every source due at ``now``; at most ``max_parallel`` at a time. Then
-    alert what the freshness watch finds changed (``watch`` carries what was sent from pass
-    to pass; a new one reads it back from the destination)."""
+    """One pass: run every source due at ``now``; at most ``max_parallel`` at a time, each in a
+    process of its own when more than one. Then alert what the freshness watch finds changed
+    (``watch`` carries what was sent from pass to pass; a new one reads it back from the
+    destination). ``interruptible=False`` (the loop): Ctrl-C does not reach the child runs."""
     now = now or utcnow()
     dues = [d for d in all_due(registry, config, scheduled_sources(config), now) if d]
     for d in dues:
         log.info("scheduler.due", source=d.source, schedule=d.schedule, slot=d.slot.isoformat(),
                  last_started=d.last_started.isoformat() if d.last_started else None)  # fmt: skip
     if max_parallel <= 1 or len(dues) <= 1:  # in this thread: Ctrl-C reaches the run
-        ticks = [_run_one(registry, config, d, now, windowed) for d in dues]
+        ticks = [with_retries(d, partial(run_attempt, registry, config, d, now, windowed))
+                 for d in dues]  # fmt: skip
     else:
-        with ThreadPoolExecutor(max_workers=max_parallel, thread_name_prefix="y-scheduler") as pool:
-            ticks = list(pool.map(lambda d: _run_one(registry, config, d, now, windowed), dues))
+        ticks = _run_isolated(registry, config, dues, now, windowed, max_parallel, interruptible)
     # after the runs: a source this pass ran is judged on that run
     (watch or FreshnessWatch()).check(registry, config, watched_sources(config), now)
     return ticks
 
 
-def _run_one(
-    registry: PluginRegistry, config: ProjectConfig, d: Due, now: datetime, windowed: bool
-) -> Tick:
-    from dlt_ops.runner.lease import LeaseBusyError, source_lease
-    from dlt_ops.runner.model import RunRequest
-    from dlt_ops.runner.run import execute_run, prepare_for
-    from dlt_ops.runner.window import Window
+def _run_isolated(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    dues: list[Due],
+    now: datetime,
+    windowed: bool,
+    max_parallel: int,
+    interruptible: bool,
+) -> list[Tick]:
+    """Every due source in a child process of the fork server, ``max_parallel`` at a time."""
+    from dlt_ops.destinations import resolve_destination
+    from dlt_ops.isolation import adapter_modules, run_context
+    from dlt_ops.scheduler.isolated import attempt_in_process, job_for, lanes_of
+    from dlt_ops.target.sessions import map_by_database
 
-    run_id = uuid.uuid4().hex
-    window = Window(d.interval_start, d.slot) if windowed and d.interval_start else None
-    request = RunRequest(source=d.source, trigger_source=TRIGGER_SOURCE, run_id=run_id,
-                         window=window, lease_held=True)  # fmt: skip
-    try:
-        prepared = prepare_for(registry, config, request)
-        with source_lease(registry, config, prepared.target, source=d.source, run_id=run_id,
-                          trigger=TRIGGER_SOURCE):  # fmt: skip
-            if due(registry, config, d.source, now) is None:  # ran meanwhile (another host)
-                log.info("scheduler.ran_meanwhile", source=d.source, slot=d.slot.isoformat())
-                return Tick(d.source, d.slot, skipped="another run took this slot")
-            outcome = execute_run(registry, config, request, prepared=prepared)
-    except LeaseBusyError as exc:
-        log.info("scheduler.busy", source=d.source, reason=str(exc))
-        return Tick(d.source, d.slot, skipped=str(exc))
-    except DltOpsError as exc:  # refused before a row (config, unknown resource...)
-        log.error("scheduler.refused", source=d.source, error=str(exc))
-        return Tick(d.source, d.slot, error=str(exc))
-    record = outcome.record
-    return Tick(d.source, d.slot, run_id=record.run_id, status=record.status,
-                error=record.error_summary if not outcome.ok else None)  # fmt: skip
+    engines = set()
+    for d in dues:
+        try:
+            engines.add(resolve_destination(config, d.source, None).engine)
+        except DltOpsError:  # the run reports it
+            continue
+    ctx = run_context(engines, adapter_modules(registry, engines))
+
+    def one(k: int) -> Tick:
+        def attempt(run_id: str, retry_of: str | None) -> Attempt:
+            job = job_for(config, dues[k], now, windowed, run_id=run_id, retry_of=retry_of,
+                          interruptible=interruptible)  # fmt: skip
+            return attempt_in_process(ctx, registry, config, job)
+
+        return with_retries(dues[k], attempt)
+
+    return map_by_database(lanes_of(registry, config, dues), one, width=max_parallel)
 
 
 def next_wake(config: ProjectConfig, now: datetime) -> float:
@@ -155,7 +146,7 @@ def serve(
     watch = FreshnessWatch()  # what was alerted, carried from pass to pass
     while not stop.is_set():
         ticks = run_due(registry, config, max_parallel=max_parallel, windowed=windowed,
-                        watch=watch)  # fmt: skip
+                        watch=watch, interruptible=False)  # fmt: skip
         for tick in ticks:
             report(tick)
         if stop.wait(next_wake(config, utcnow())):

@@ -34,10 +34,12 @@ _R = TypeVar("_R")
 READ_THREADS = 4
 
 
-def map_by_database(lanes: Sequence[Hashable], work: Callable[[int], _R]) -> list[_R]:
+def map_by_database(
+    lanes: Sequence[Hashable], work: Callable[[int], _R], *, width: int = READ_THREADS
+) -> list[_R]:
     """``work(i)`` for each index of ``lanes``, in order of the answer; indexes sharing a lane
     (a database session: see :meth:`SessionPool.key`) run one after another on one thread,
-    different lanes on up to :data:`READ_THREADS` threads.
+    different lanes on up to ``width`` threads (default :data:`READ_THREADS`).
 
     Reading many per-source databases is mostly waiting on opens and queries that release the
     GIL. Callers load the plugins they need first, on their own thread, so no lookup races
@@ -58,7 +60,7 @@ def map_by_database(lanes: Sequence[Hashable], work: Callable[[int], _R]) -> lis
     else:
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(min(READ_THREADS, len(grouped))) as threads:
+        with ThreadPoolExecutor(min(width, len(grouped))) as threads:
             list(threads.map(run_lane, grouped.values()))
     return [results[index] for index in range(len(lanes))]
 
