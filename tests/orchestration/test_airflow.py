@@ -108,12 +108,16 @@ def test_scheduled_dag_lands_an_airflow_row(airflow_home: Any, tmp_path: Path) -
     assert parsed["trap"] is False and not trap.exists()
     assert ran["state"] == "success", (proc.stdout + proc.stderr)[-5000:]
     with duckdb.connect(str(root / "events_src_pipeline.duckdb"), read_only=True) as con:
-        rows = con.execute("SELECT trigger_source, status, run_id FROM ds._dlt_ops_runs").fetchall()
+        rows = con.execute("SELECT trigger_source, status, run_id, orchestrator_run_id, "
+                           "orchestrator_try FROM ds._dlt_ops_runs").fetchall()  # fmt: skip
         assert con.execute("SELECT count(*) FROM ds.events").fetchone() == (5,)
-    assert [(t, s) for t, s, _ in rows] == [("airflow", "completed")]
+    assert [(t, s) for t, s, *_ in rows] == [("airflow", "completed")]
     assert rows[0][2].startswith("airflow:dlt_hourly:") and rows[0][2].endswith(
         ":events_src_events:1"
     )
+    # the row names its DAG run and try (issue 31): <dag_id>/<run_id>, try 1
+    dag_run = rows[0][2].removeprefix("airflow:").removesuffix(":events_src_events:1")
+    assert rows[0][3:] == (dag_run.replace(":", "/", 1), 1)
     assert "s3cret-token" not in proc.stdout + proc.stderr
 
 
@@ -143,7 +147,8 @@ if __name__ == "__main__":
     # a cleared chunk task of a completed chunk: the task's callable, as Airflow calls it
     again = _chunk(os.environ["DLT_PROJECT"], "daily", "2026-01-01T00:00:00+00:00",
                    "2026-01-11T00:00:00+00:00", "1d", None, "10m", 0)
-    print(json.dumps({"xcoms": xcoms, "again": again}))
+    print(json.dumps({"xcoms": xcoms, "again": again,
+                      "dag_run": f"{dag.dag_id}/{runs[0].run_id}"}))
 """
 
 
@@ -164,6 +169,10 @@ def test_backfill_dag_covers_the_window_once(airflow_home: Any, tmp_path: Path,
     ]
     ledger_ids = project.query("SELECT run_id FROM {ds}._dlt_ops_runs WHERE status = 'completed'")
     assert {x["run_id"] for x in xcoms} == {r for (r,) in ledger_ids}
+    # every chunk row names the DAG run and the task's try that ran it (issue 31)
+    ran_by = project.query("SELECT DISTINCT orchestrator_run_id, orchestrator_try "
+                           "FROM {ds}._dlt_ops_runs")  # fmt: skip
+    assert ran_by == [(results["dag_run"], 1)]
     assert all(x["records_loaded"] == 1 for x in xcoms)
     again = results["again"]  # a cleared task of a completed chunk skips it
     assert (again["outcome"], again["status"], again["records_loaded"]) == ("skipped",

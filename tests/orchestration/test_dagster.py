@@ -13,7 +13,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from tests.conftest import EVENTS_SOURCE, RAISING_SOURCE, write_project
+from tests.conftest import EVENTS_SOURCE, RAISING_SOURCE, run_cli, write_project
 from tests.orchestration.test_airflow import BOOBY_TRAP
 
 CONFIG = """
@@ -101,10 +101,16 @@ def test_definitions_and_a_materialized_source(dagster_env: Any, tmp_path: Path)
     # the materialization: one ledger row, trigger_source = dagster, the Dagster run id in it
     assert ran["success"] is True
     with duckdb.connect(str(root / "events_src_pipeline.duckdb"), read_only=True) as con:
-        rows = con.execute("SELECT trigger_source, status, run_id, records_loaded "
+        rows = con.execute("SELECT trigger_source, status, run_id, records_loaded, "
+                           "orchestrator_run_id, orchestrator_try "
                            "FROM ds._dlt_ops_runs").fetchall()  # fmt: skip
         assert con.execute("SELECT count(*) FROM ds.events").fetchone() == (6,)
-    assert rows == [("dagster", "completed", f"dagster:{ran['run_id']}:events_src", 6)]
+    # the row names the Dagster run and the step's try (its first: 1)
+    assert rows == [("dagster", "completed", f"dagster:{ran['run_id']}:events_src", 6,
+                     ran["run_id"], 1)]  # fmt: skip
+    shown = run_cli("runs", "show", rows[0][2], cwd=root)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert f"orchestrator run {ran['run_id']}, try 1" in shown.stdout
     meta = ran["events"]["events_src/events"]
     assert meta["dlt_ops/run_id"] == rows[0][2]
     assert meta["dlt_ops/dagster_run_id"] == ran["run_id"]

@@ -118,11 +118,13 @@ def test_concurrent_partitions_land_each_day_once(dagster_env: Any, tmp_path: Pa
     chunks = project.query("SELECT status, count(*) FROM {ds}._dlt_backfills GROUP BY status")
     assert chunks == [("completed", DAYS)]
     runs = project.query(
-        "SELECT run_id, trigger_source, status, started_at, completed_at, backfill_id "
-        "FROM {ds}._dlt_ops_runs"
+        "SELECT run_id, trigger_source, status, started_at, completed_at, backfill_id, "
+        "orchestrator_run_id, orchestrator_try FROM {ds}._dlt_ops_runs"
     )
     assert len(runs) == DAYS and len({r[0] for r in runs}) == DAYS
     assert {(r[1], r[2]) for r in runs} == {("dagster", "completed")}
+    # each chunk row names the Dagster run that ran it and that step's try (issue 31)
+    assert sorted((r[6], r[7]) for r in runs) == sorted((r["run_id"], 1) for r in results)
     # the partition runs ran in parallel: their start/end spans overlap
     overlaps = _overlapping([(r[3], r[4]) for r in runs])
     assert overlaps >= 1, sorted((r[3], r[4]) for r in runs)
@@ -177,9 +179,11 @@ def test_a_failed_partition_fails_its_step_and_a_retry_resumes(dagster_env: Any,
     assert retried.returncode == 0, (retried.stdout + retried.stderr)[-5000:]
     second = _lines(retried.stdout)[0]
     assert second["success"] is True and second["meta"][0]["dlt_ops/rows_loaded"] == 1
-    rows = project.query("SELECT run_id, trigger_source, status FROM {ds}._dlt_ops_runs "
-                         "ORDER BY started_at")  # fmt: skip
-    assert [(t, s) for _, t, s in rows] == [("dagster", "failed"), ("dagster", "completed")]
+    rows = project.query("SELECT run_id, trigger_source, status, orchestrator_run_id "
+                         "FROM {ds}._dlt_ops_runs ORDER BY started_at")  # fmt: skip
+    assert [(t, s) for _, t, s, _ in rows] == [("dagster", "failed"), ("dagster", "completed")]
+    # one chunk identity, two Dagster runs: each attempt's row names its own run
+    assert [r[3] for r in rows] == [first["run_id"], second["run_id"]]
     assert rows[0][0] == rows[1][0] == second["meta"][0]["dlt_ops/run_id"]  # one chunk identity
     assert project.query("SELECT status, attempts FROM {ds}._dlt_backfills "
                          "WHERE chunk_id = '000001'") == [("completed", 2)]  # fmt: skip

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from dlt_ops.errors import BackfillNotCoveredError, DltOpsError
 from dlt_ops.log import get_logger
+from dlt_ops.runner.model import OrchestratorRun
 
 if TYPE_CHECKING:
     from dlt_ops.backfill.plan import BackfillPlan
@@ -32,6 +33,7 @@ log = get_logger(__name__)
 
 __all__ = [
     "ChunkOutcome",
+    "OrchestratorRun",
     "check_backfill",
     "run_backfill_chunk",
     "run_backfill_chunk_outcome",
@@ -64,15 +66,19 @@ def run_source(
     trigger_source: str,
     run_id: str | None = None,
     wait: float | None = math.inf,
+    orchestrator: OrchestratorRun | None = None,
 ) -> RunRecord:
     """Run ``source`` once; return its ledger record. Raises ``RunFailedError`` when the run
-    failed (its row says why), ``LeaseBusyError`` when ``wait`` ran out."""
+    failed (its row says why), ``LeaseBusyError`` when ``wait`` ran out. ``orchestrator``
+    (the orchestrator's run id and try) lands in the row's ``orchestrator_run_id`` and
+    ``orchestrator_try``."""
     from dlt_ops.runner.model import RunRequest
     from dlt_ops.runner.run import RunFailedError, execute_run
 
     config, registry = _project(project_root)
     request = RunRequest(source=source, resources=resources, dataset=dataset, window=window,
-                         trigger_source=trigger_source, run_id=run_id, wait=wait)  # fmt: skip
+                         trigger_source=trigger_source, run_id=run_id, wait=wait,
+                         orchestrator=orchestrator)  # fmt: skip
     outcome = execute_run(registry, config, request)
     if not outcome.ok:
         raise RunFailedError(outcome)
@@ -125,16 +131,18 @@ def run_backfill_chunk(
     dataset: str | None = None,
     lease: str = "10m",
     trigger_source: str = "backfill",
+    orchestrator: OrchestratorRun | None = None,
 ) -> str:
     """Claim chunk ``index`` of the plan through ``_dlt_backfills`` and run it; returns the
     chunk's status afterwards (``completed``, or ``claimed``/``running`` when another worker
     holds it). Raises :class:`ChunkFailedError` when its run failed (a retry resumes it).
     ``trigger_source`` names the orchestrator in the chunk's ledger row; the row's ``run_id``
-    stays the chunk's deterministic id whoever runs it. :func:`run_backfill_chunk_outcome`
-    also says whether this call ran the chunk."""
+    stays the chunk's deterministic id whoever runs it, and ``orchestrator`` names the run
+    and try that ran it. :func:`run_backfill_chunk_outcome` also says whether this call ran
+    the chunk."""
     return run_backfill_chunk_outcome(
         project_root, source, from_, to, chunk, index, resources=resources, dataset=dataset,
-        lease=lease, trigger_source=trigger_source,
+        lease=lease, trigger_source=trigger_source, orchestrator=orchestrator,
     ).status  # fmt: skip
 
 
@@ -171,6 +179,7 @@ def run_backfill_chunk_outcome(
     dataset: str | None = None,
     lease: str = "10m",
     trigger_source: str = "backfill",
+    orchestrator: OrchestratorRun | None = None,
 ) -> ChunkOutcome:
     """:func:`run_backfill_chunk`, returning what the call did (see :class:`ChunkOutcome`)."""
     from dlt_ops.backfill.executor import BackfillOptions, ChunkEvent, ChunkWorker
@@ -184,7 +193,7 @@ def run_backfill_chunk_outcome(
     if target is None:
         raise DltOpsError(f"backfill of '{source}' has no chunk {index} (0..{plan.total - 1})")
     options = BackfillOptions(dataset=dataset, lease=parse_lease(lease),
-                              trigger_source=trigger_source)  # fmt: skip
+                              trigger_source=trigger_source, orchestrator=orchestrator)  # fmt: skip
     prepared = check_source(registry, config, plan, dataset)
     session, state = open_state(registry, config, prepared.where, new_token())
     with session, project_environment(config.root):

@@ -101,6 +101,20 @@ def _window(conf: Mapping[str, Any], native: tuple[Any, Any] | None) -> Any:
     return Window(lo, hi)
 
 
+def _orchestrator_run(context: Mapping[str, Any] | None = None) -> Any:
+    """This task's Airflow run for the ledger row: ``<dag_id>/<run_id>`` and the try number
+    (``None`` when the callable runs outside a task)."""
+    from dlt_ops.orchestration import OrchestratorRun
+
+    if context is None:
+        try:
+            context = get_current_context()
+        except RuntimeError:  # no task context: called by hand
+            return None
+    dag_run = context["dag_run"]
+    return OrchestratorRun(f"{dag_run.dag_id}/{dag_run.run_id}", context["ti"].try_number)
+
+
 def run_scheduled(
     project_root: str,
     source: str,
@@ -134,7 +148,8 @@ def run_scheduled(
     ti = context["ti"]
     run_id = f"airflow:{dag_run.dag_id}:{dag_run.run_id}:{ti.task_id}:{ti.try_number}"
     record = run_source(project_root, source, resources=resources, window=_window(conf, native),
-                        trigger_source="airflow", run_id=run_id, wait=math.inf)  # fmt: skip
+                        trigger_source="airflow", run_id=run_id, wait=math.inf,
+                        orchestrator=_orchestrator_run(context))  # fmt: skip
     return {"run_id": record.run_id, "status": record.status,
             "records_loaded": record.records_loaded}  # fmt: skip
 
@@ -230,8 +245,10 @@ def _chunk(project_root: str, source: str, from_: str, to: str, chunk: str,
     ``records_loaded`` (when this task ran it)."""
     from dlt_ops.orchestration import run_backfill_chunk_outcome
 
-    return run_backfill_chunk_outcome(project_root, source, from_, to, chunk, index,
-                                      dataset=dataset, lease=lease).as_dict()  # fmt: skip
+    return run_backfill_chunk_outcome(
+        project_root, source, from_, to, chunk, index, dataset=dataset, lease=lease,
+        orchestrator=_orchestrator_run(),
+    ).as_dict()  # fmt: skip
 
 
 def _check(project_root: str, source: str, from_: str, to: str, chunk: str,

@@ -25,7 +25,7 @@ from dlt_ops.log import get_logger
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.plugins import PluginRegistry
-    from dlt_ops.runner.model import RunOutcome
+    from dlt_ops.runner.model import OrchestratorRun, RunOutcome
     from dlt_ops.runner.prepare import PreparedRun
 
 log = get_logger(__name__)
@@ -44,6 +44,9 @@ class BackfillOptions:
     workers: int = 1
     #: the chunk runs' ``trigger_source`` (an orchestrator's partition run says ``dagster``)
     trigger_source: str = "backfill"
+    #: the orchestrator run executing the chunk (its ledger row names it; the row's ``run_id``
+    #: stays the chunk's own)
+    orchestrator: OrchestratorRun | None = None
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,7 @@ class ChunkWorker:
             trigger_source=self.options.trigger_source,
             run_id=chunk.run_id,
             backfill_id=self.plan.backfill_id,
+            orchestrator=self.options.orchestrator,
             working_dir=self._working_dir(chunk),
             seed_state_from=self._seed,
             load_guard=self.lock.hold,

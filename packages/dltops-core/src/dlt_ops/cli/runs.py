@@ -125,6 +125,9 @@ def show(
     if status == "abandoned":
         typer.echo("  ⚠ still 'running' in the ledger, but its heartbeat stopped: the process "
                    "probably died (the next run of the source closes the row)")  # fmt: skip
+    if run_row.orchestrator_run_id:  # the Airflow DAG run or Dagster run behind it
+        tried = "" if run_row.orchestrator_try is None else f", try {run_row.orchestrator_try}"
+        typer.echo(f"  orchestrator run {run_row.orchestrator_run_id}{tried}")
     if run_row.error_summary:
         typer.echo(f"  ✗ {run_row.error_summary}")
     for resume in resumes:  # what the resume skipped, and the backfill that loads it

@@ -144,7 +144,8 @@ def _source_asset(root: Path, info: SourceInfo, specs: list[dg.AssetSpec],
         subset = tuple(str(names[k]) for k in selected if names[k]) if len(selected) < len(names)\
             else ()  # fmt: skip
         try:
-            result = runs.run_asset_step(root, info.name, subset, context.run_id)
+            result = runs.run_asset_step(root, info.name, subset, context.run_id,
+                                         try_number=context.retry_number + 1)  # fmt: skip
         except DltOpsError as exc:
             raise _failure(exc) from exc
         yield from _events({k: names[k] for k in selected}, result)
@@ -200,8 +201,10 @@ def _backfill_job(root: Path, config: ProjectConfig, info: SourceInfo, specs: li
             ))  # fmt: skip
         started = context.partition_time_window.start
         try:
-            result = runs.run_partition_step(root, info.name, window, started, context.run_id,
-                                             lease=lease)  # fmt: skip
+            result = runs.run_partition_step(
+                root, info.name, window, started, context.run_id, lease=lease,
+                try_number=context.retry_number + 1,
+            )  # fmt: skip
         except DltOpsError as exc:
             raise _failure(exc) from exc
         if not result.ran:

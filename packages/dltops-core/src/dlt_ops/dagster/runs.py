@@ -86,16 +86,20 @@ def run_asset_step(
     dagster_run_id: str,
     *,
     dataset: str | None = None,
+    try_number: int = 1,
 ) -> StepResult:
     """One run of ``source`` (``resources``: a subset; empty: the whole source), recorded as
-    ``trigger_source = dagster`` with the Dagster run id in its ledger ``run_id``. Waits for the
-    source's run lease. Raises ``RunFailedError`` (its message is the ledger's error summary)."""
-    from dlt_ops.orchestration import run_source
+    ``trigger_source = dagster`` with the Dagster run id in its ledger ``run_id`` and
+    ``orchestrator_run_id`` (``try_number``: the step's attempt, from 1, in
+    ``orchestrator_try``). Waits for the source's run lease. Raises ``RunFailedError`` (its
+    message is the ledger's error summary)."""
+    from dlt_ops.orchestration import OrchestratorRun, run_source
 
     since = datetime.now(UTC)
     run_id = f"dagster:{dagster_run_id}:{source}"
     record = run_source(project_root, source, resources=resources, dataset=dataset,
-                        trigger_source=TRIGGER, run_id=run_id, wait=math.inf)  # fmt: skip
+                        trigger_source=TRIGGER, run_id=run_id, wait=math.inf,
+                        orchestrator=OrchestratorRun(dagster_run_id, try_number))  # fmt: skip
     log.info("dagster.run_done", source=source, run_id=record.run_id, status=record.status)
     return _result(project_root, source, record.run_id, dataset, dagster_run_id, since)
 
@@ -109,14 +113,16 @@ def run_partition_step(
     *,
     dataset: str | None = None,
     lease: str = "10m",
+    try_number: int = 1,
 ) -> StepResult:
     """Claim and run the chunk of the backfill ``window`` (start, end, chunk) that starts at
     ``partition_start``: the plan, ``backfill_id`` and chunk ``run_id`` are those of
     ``pipeline backfill --from <start> --to <end> --chunk <chunk>``. A completed chunk is
     skipped (nothing reloaded); a chunk another run holds raises :class:`ChunkHeldError`;
-    a failed chunk raises ``ChunkFailedError`` (a retry resumes it)."""
+    a failed chunk raises ``ChunkFailedError`` (a retry resumes it). The chunk's ledger row
+    names the Dagster run and ``try_number`` (``orchestrator_run_id``/``orchestrator_try``)."""
     from dlt_ops.backfill.plan import BackfillPlan
-    from dlt_ops.orchestration import run_backfill_chunk
+    from dlt_ops.orchestration import OrchestratorRun, run_backfill_chunk
 
     start, end, chunk = window
     plan = BackfillPlan.build(source, start, end, chunk)
@@ -128,8 +134,10 @@ def run_partition_step(
             f"backfill_end and backfill_chunk in [sources.{source}.dlt_ops]."
         )
     since = datetime.now(UTC)
+    orchestrator = OrchestratorRun(dagster_run_id, try_number)
     status = run_backfill_chunk(project_root, source, start, end, chunk, target.index,
-                                dataset=dataset, lease=lease, trigger_source=TRIGGER)  # fmt: skip
+                                dataset=dataset, lease=lease, trigger_source=TRIGGER,
+                                orchestrator=orchestrator)  # fmt: skip
     if status != "completed":
         raise ChunkHeldError(
             f"{target.label(plan.total)} of backfill {plan.backfill_id} is {status} by another "

@@ -47,6 +47,17 @@ class RunPhase(StrEnum):
 
 
 @dataclass(frozen=True)
+class OrchestratorRun:
+    """The orchestrator's own run behind a dlt-ops run, written to the ledger row as
+    ``orchestrator_run_id`` and ``orchestrator_try``: Airflow's ``<dag_id>/<run_id>`` and the
+    task's try number, a Dagster run id and its step's attempt. ``try_number`` counts from 1
+    (the first attempt) whatever the orchestrator's own convention."""
+
+    run_id: str
+    try_number: int | None = None
+
+
+@dataclass(frozen=True)
 class RunRequest:
     """What to run. ``window`` bounds every incremental to ``[start, end)``."""
 
@@ -57,6 +68,8 @@ class RunRequest:
     trigger_source: str = "cli"
     run_id: str | None = None
     backfill_id: str | None = None
+    #: The orchestrator run that started this one (an Airflow task, a Dagster step).
+    orchestrator: OrchestratorRun | None = None
     #: dlt working directory override (backfill gives each chunk its own).
     working_dir: Path | None = None
     #: A working directory whose run just completed against the same destination and dataset

@@ -114,6 +114,8 @@ def _start_record(request: RunRequest, where: ResolvedDestination, run_id: str) 
         window_to=window.end if window else None,
         dltops_version=__version__,
         dlt_version=_dlt_version(),
+        orchestrator_run_id=request.orchestrator.run_id if request.orchestrator else None,
+        orchestrator_try=request.orchestrator.try_number if request.orchestrator else None,
     )
 
 
