@@ -124,6 +124,8 @@ LABELS = {
     ("backfill_sigkill", "sigkill_trials[postgres]"): "backfill SIGKILL · PostgreSQL",
     ("destination_outage", "destination_goes_away_mid_run[stopped]"): "outage · stopped",
     ("destination_outage", "destination_goes_away_mid_run[frozen]"): "outage · frozen",
+    ("full_disk", "full_disk_after_commit[duckdb]"): "full disk after a commit · DuckDB",
+    ("full_disk", "full_disk_after_commit[postgres]"): "full disk after a commit · PostgreSQL",
     ("hostile_input", "hostile_values_never_reach_sql[duckdb-28]"): "hostile input · DuckDB",
     ("hostile_input", "hostile_values_never_reach_sql[postgres-14]"): "hostile input · PostgreSQL",
     ("planted_secrets", "planted_secrets_appear_nowhere"): "planted secrets",
