@@ -32,6 +32,32 @@ def _param_row(param: Any) -> str:
     return f"| {names} | option | {help_text}{shown} |"
 
 
+#: The exit-code contract every command keeps (rendered into docs/cli.md under the intro).
+EXIT_CODES: tuple[tuple[str, str], ...] = (
+    ("0", "success"),
+    ("1", "the operation ran and failed (a run failed, validate found errors, a backfill window "
+          "is not covered, `status --fail-on` tripped, a ledger could not be read where a "
+          "command needs it)"),
+    ("2", "usage or configuration error: nothing was done"),
+    ("120", "the command succeeded but its output could not be flushed (the reader went away), "
+            "as Python does"),
+    ("130", "interrupted: Ctrl-C (SIGINT) **or SIGTERM** (a scheduler, systemd or CI stopping "
+            "the process). `pipeline run` and `backfill` turn SIGTERM into the same interrupt "
+            "as Ctrl-C, so the run's ledger row (a chunk's state) is ended as `failed` with "
+            "`KeyboardInterrupt` before the process exits, and the exit code is 130 for both "
+            "signals, not the shell's 143 for SIGTERM. `scheduler run` (without `--once`) stops "
+            "on either signal once the runs in flight finish, and exits 0 (its runs' outcomes "
+            "are in the ledger)"),
+    ("137", "(from the shell) SIGKILL: nothing could be recorded; the row stays `running` until "
+            "`status` shows it `abandoned?` and the source's next run closes it"),
+)  # fmt: skip
+
+
+def _exit_codes() -> list[str]:
+    rows = [f"| `{code}` | {meaning} |" for code, meaning in EXIT_CODES]
+    return ["## Exit codes", "", "| Code | Meaning |", "|---|---|", *rows, ""]
+
+
 def render_reference(root: Any, prog: str = "dlt-ops") -> str:
     """Markdown for every command: usage line, description, options and arguments."""
     lines = [
@@ -40,6 +66,7 @@ def render_reference(root: Any, prog: str = "dlt-ops") -> str:
         "Generated from the command tree by `python -m dlt_ops.cli.reference > docs/cli.md`;",
         "a test fails when this file and the CLI disagree.",
         "",
+        *_exit_codes(),
     ]
     for path, cmd in _walk(root, []):
         if cmd.hidden:
