@@ -230,9 +230,13 @@ dags = build_schedule_dags(os.environ["DLT_PROJECT"], dag_prefix="pooled", sourc
 globals().update(dags)
 
 if __name__ == "__main__":
+    from airflow.models.pool import Pool
+
     run = dags["pooled_hourly"].test()
     tasks = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
-    print(json.dumps({"state": str(run.state), "tasks": tasks}))
+    pool = Pool.get_pool("feed_pool")  # in the metadata DB
+    print(json.dumps({"state": str(run.state), "tasks": tasks,
+                      "slots": pool.slots if pool else None}))
 """
 
 
@@ -247,7 +251,7 @@ def test_a_missing_pool_fails_the_run_until_dlt_ops_creates_it(
     env = {"DLT_PROJECT": str(root)}
     proc = airflow_home.run_dag_file(tmp_path / "dags", POOLED, env=env)
     before = _json(proc)
-    assert before["state"] == "failed"  # not a task left 'scheduled' forever
+    assert (before["state"], before["slots"]) == ("failed", None)  # not 'scheduled' forever
     assert "Airflow pool(s) ['feed_pool'] used by this DAG's tasks were not created" in (
         proc.stdout + proc.stderr
     )
@@ -258,12 +262,21 @@ def test_a_missing_pool_fails_the_run_until_dlt_ops_creates_it(
     assert made.returncode == 0, made.stderr[-3000:]
     assert json.loads(made.stdout) == [{"source": "feed", "pool": "feed_pool", "slots": 1,
                                         "created": True, "applied": True}]  # fmt: skip
-    again = subprocess.run([*cli, "--slots", "3"], env=airflow_home.env(), capture_output=True,
-                           text=True, timeout=300)  # fmt: skip
-    found = json.loads(again.stdout)[0]  # read back from the metadata DB, its slots kept
-    assert (found["created"], found["slots"]) == (False, 1)
     after = _json(airflow_home.run_dag_file(tmp_path / "dags", POOLED, env=env))
     assert after == {
         "state": "success",
         "tasks": {"dlt_ops_pools_check": "success", "feed_events": "success"},
+        "slots": 1,
     }
+
+
+def test_airflow_pools_without_airflow_names_the_extra(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = write_project(tmp_path / "proj", CONFIG, {"feed": EVENTS_SOURCE})
+    cli = Path(sys.executable).parent / "dlt-ops"  # this venv has no Airflow
+    done = subprocess.run([str(cli), "--root", str(root), "airflow", "pools", "--apply"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert 'pip install "dltops-core[airflow]"' in done.stderr
