@@ -66,12 +66,13 @@ def resolve_secret_backend(
             f"source '{source}' is claimed by several secret backends: {', '.join(claimers)}. "
             f"Keep one claim (e.g. remove airflow_var) or uninstall one backend."
         )
-    if cfg.airflow_var and not claimers:
-        raise SecretBackendError(
-            f"source '{source}' sets airflow_var = {cfg.airflow_var!r} but no installed secret "
-            f"backend claims it. Install the Airflow backend (`pip install dltops-core[airflow]`)"
-            f" or remove airflow_var from [sources.{source}.dlt_ops]."
-        )
+    for key in ("airflow_var", "airflow_conn"):
+        if getattr(cfg, key) and not claimers:
+            raise SecretBackendError(
+                f"source '{source}' sets {key} = {getattr(cfg, key)!r} but no installed secret "
+                f"backend claims it. Install the Airflow backend (`pip install "
+                f"dltops-core[airflow]`) or remove {key} from [sources.{source}.dlt_ops]."
+            )
     name = claimers[0] if claimers else DEFAULT_SECRET_BACKEND
     try:
         backend = registry.get(SECRET_BACKEND, name)

@@ -41,6 +41,13 @@ def test_secret_backend_registered(make_project, run_validate, h, exempt) -> Non
     assert h.by_rule(run_validate(root), "secret_backend_registered") == []
 
 
+def test_airflow_conn_without_airflow_is_refused_not_ignored(make_project, run_validate, h):
+    files = {"p/source/alpha.py": h.good_source("alpha")}
+    cfg = h.section("alpha", 'airflow_conn = "dwh"')
+    found = h.by_rule(run_validate(make_project(files, cfg)), "secret_backend_registered")
+    assert "sets airflow_conn = 'dwh' but no installed secret backend" in found[0].message
+
+
 def test_secret_backend_broken_secrets_toml(make_project, run_validate, h) -> None:
     root = make_project({"p/source/alpha.py": h.good_source("alpha")}, h.section("alpha"))
     (root / ".dlt/secrets.toml").write_text("[broken\n")
