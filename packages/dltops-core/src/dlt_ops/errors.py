@@ -490,6 +490,19 @@ class CheckpointStateError(DltOpsError):
 # -- backfill -----------------------------------------------------------------------------------
 
 
+class BadSourceFileError(DltOpsError):
+    """A filesystem reader could not parse one file (``on_bad_file = "fail"``, the default)."""
+
+    def __init__(self, resource: str, source: str, file: str, line: int | None, error: str) -> None:
+        self.resource, self.source, self.file, self.line = resource, source, file, line
+        where = f", line {line}" if line is not None else ""
+        super().__init__(
+            f"resource '{resource}' cannot read {file}{where}: {error}. Fix or remove the file, "
+            f'or set on_bad_file = "skip" (or "quarantine") in [sources.{source}.dlt_ops] to '
+            f"load the other files and list this one in the receipt."
+        )
+
+
 class BackfillError(DltOpsError):
     """A backfill ran and did not cover its window (exit code 1)."""
 

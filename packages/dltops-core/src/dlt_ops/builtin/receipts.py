@@ -114,14 +114,18 @@ def normalized_tables(tables: dict[str, str], pipeline: Pipeline | None) -> dict
 
 
 def with_resumes(rows: list[ReceiptRow], run: RunContext) -> list[ReceiptRow]:
-    """The rows of resources that resumed from a checkpoint carry the span they skipped."""
+    """The rows of resources that resumed from a checkpoint carry the span they skipped, and
+    those whose filesystem reader skipped bad files list them."""
+    from dlt_ops.runner.skipped import skipped_files_text
+
     resumes = {r.resource: r for r in run.state.resumes}
-    return [
-        row.replace(skipped_from=resume.skipped_from, resumed_from=resume.resumed_from)
-        if (resume := resumes.get(row.resource_name)) is not None
-        else row
-        for row in rows
-    ]
+    out = []
+    for row in rows:
+        if (resume := resumes.get(row.resource_name)) is not None:
+            row = row.replace(skipped_from=resume.skipped_from, resumed_from=resume.resumed_from)
+        bad = [b for b in run.state.bad_files if b.resource == row.resource_name]
+        out.append(row.replace(skipped_files=skipped_files_text(bad)) if bad else row)
+    return out
 
 
 def receipt_rows(

@@ -132,6 +132,13 @@ def show(
         typer.echo(f"  ✗ {run_row.error_summary}")
     for resume in resumes:  # what the resume skipped, and the backfill that loads it
         typer.echo(f"  ! {resume.describe(run_row.source_section)}")
+    for row in receipts:  # files a filesystem reader could not parse, skipped by on_bad_file
+        for bad in json.loads(row.skipped_files or "[]"):
+            line = f" (line {bad['line']})" if bad.get("line") is not None else ""
+            kept = f", kept in {bad['quarantined']}" if bad.get("quarantined") else ""
+            typer.echo(
+                f"  ! {row.resource_name}: skipped {bad['file']}{line}{kept}: {bad['error']}"
+            )
     typer.echo(receipt_table(receipts))
 
 

@@ -62,6 +62,8 @@ class SourceConfig:
     backfill_start: datetime | None = None
     backfill_end: datetime | None = None
     backfill_chunk: str = "1d"
+    #: a file dlt's filesystem readers cannot parse: "fail" the run, "skip" or "quarantine" it
+    on_bad_file: str = "fail"
     has_section: bool = False
 
     @property

@@ -74,6 +74,10 @@ def _is_str_list(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(x, str) for x in v)
 
 
+def _is_bad_file_policy(v: Any) -> bool:
+    return v in ("fail", "skip", "quarantine")
+
+
 def _is_table(v: Any) -> bool:
     return isinstance(v, dict)
 
@@ -124,4 +128,6 @@ SOURCE_KEYS: Mapping[str, KeySpec] = {
     "backfill_start": KeySpec(EDGE_EXPECTED, is_edge),
     "backfill_end": KeySpec(EDGE_EXPECTED, is_edge),
     "backfill_chunk": KeySpec(CHUNK_EXPECTED, is_chunk, "1d"),
+    # what a file dlt's filesystem readers cannot parse does to the run (runner/bad_files.py)
+    "on_bad_file": KeySpec('"fail", "skip" or "quarantine"', _is_bad_file_policy, "fail"),
 }

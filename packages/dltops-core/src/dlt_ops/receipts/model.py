@@ -42,6 +42,7 @@ RECEIPT_COLUMNS: tuple[Column, ...] = (
     # added later: an older table gains them on the next write (TableSpec.evolving)
     Column("skipped_from", _T),
     Column("resumed_from", _T),
+    Column("skipped_files", _T),
 )
 RECEIPTS_TABLE = TableSpec(
     RECEIPTS_TABLE_NAME, RECEIPT_COLUMNS, indexes=(("run_id", "run_started_at"),), evolving=True
@@ -89,6 +90,9 @@ class ReceiptRow:
     #: extract (cursor values as text; ``skipped_from`` is ``None`` when the window had no start)
     skipped_from: str | None = None
     resumed_from: str | None = None
+    #: files a filesystem reader could not parse and ``on_bad_file`` skipped: a JSON list of
+    #: ``{"file", "line", "error", "quarantined"}``
+    skipped_files: str | None = None
 
     @property
     def reconciles(self) -> bool:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from dlt_ops.runner.half_written import Dropped
     from dlt_ops.runner.packages import LoadedBooks
     from dlt_ops.runner.progress import ProgressSink
+    from dlt_ops.runner.skipped import BadFile
     from dlt_ops.runner.window import Window
     from dlt_ops.target import Target
 
@@ -111,6 +112,8 @@ class RunState:
     #: Checkpointed resources that resumed from a checkpoint, with the span they skipped
     #: (``dlt_ops.ledger.resumes.Resume``), booked on the ledger row and the receipt.
     resumes: list[Resume] = field(default_factory=list)
+    #: Files a filesystem reader could not parse and ``on_bad_file`` skipped.
+    bad_files: list[BadFile] = field(default_factory=list)
 
 
 @dataclass

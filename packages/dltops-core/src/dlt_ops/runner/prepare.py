@@ -87,6 +87,10 @@ class PreparedRun:
 
             self._facts_refreshed = True
             remember_live_facts(self.project, self.loaded().info, source)
+        from dlt_ops.runner.bad_files import guard_file_readers
+
+        policy = self.config.source(self.source).on_bad_file
+        guard_file_readers(source, self.source, policy, self.config.root)
         if not self.resources:
             return source
         known = list(source.resources.keys())
