@@ -24,6 +24,10 @@ KEYS = [f"2026-01-{d:02d}" for d in range(1, DAYS + 1)]
 #: With ``BF_POOL`` it also stops waiting once a step of another run waits for a slot of that
 #: Dagster pool (the pool held it back), and notes so in ``BF_POOL_SEEN``.
 BARRIER = """    lo, hi = ts.start_value, ts.end_value
+    once = os.environ.get("BF_FAIL_ONCE")
+    if once and not os.path.exists(once):
+        open(once, "w").close()
+        raise RuntimeError("injected failure, this attempt only")
     marks = os.environ.get("BF_BARRIER_DIR")
     if marks:
         open(os.path.join(marks, lo.date().isoformat()), "w").close()
@@ -188,6 +192,38 @@ def test_a_failed_partition_fails_its_step_and_a_retry_resumes(dagster_env: Any,
     assert project.query("SELECT status, attempts FROM {ds}._dlt_backfills "
                          "WHERE chunk_id = '000001'") == [("completed", 2)]  # fmt: skip
     assert project.query("SELECT count(*), min(day) FROM {ds}.events") == [(1, "2026-01-02")]
+
+
+#: One partition of the backfill asset in a job whose steps are retried once (a Dagster
+#: ``RetryPolicy``): the step's second attempt runs in the same Dagster run.
+RETRIED = """
+import json, sys
+import dagster as dg
+from dlt_ops.dagster import build_definitions
+
+defs = build_definitions(sys.argv[1])
+chunks = defs.resolve_assets_def(dg.AssetKey(["daily_backfill", "events"]))
+job = dg.define_asset_job("retried", selection=[chunks], partitions_def=chunks.partitions_def,
+                          op_retry_policy=dg.RetryPolicy(max_retries=1))
+job = dg.Definitions(assets=[chunks], jobs=[job]).resolve_job_def("retried")
+result = job.execute_in_process(partition_key=sys.argv[2], raise_on_error=False)
+print(json.dumps({"success": result.success, "run_id": result.run_id}))
+"""
+
+
+@pytest.mark.integration
+def test_a_retried_step_names_its_try(dagster_env: Any, tmp_path: Path) -> None:
+    project = _project(tmp_path, None, engine="duckdb")
+    env = {"BF_DAYS": str(DAYS), "BF_FAIL_ONCE": str(tmp_path / "failed-once")}
+    proc = dagster_env.run(RETRIED, str(project.root), "2026-01-03", env=env)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
+    done = _lines(proc.stdout)[0]
+    assert done["success"] is True, (proc.stdout + proc.stderr)[-5000:]
+    # one Dagster run, two step attempts: each attempt's row says which (orchestrator_try)
+    rows = project.query("SELECT status, orchestrator_run_id, orchestrator_try "
+                         "FROM {ds}._dlt_ops_runs ORDER BY started_at")  # fmt: skip
+    assert rows == [("failed", done["run_id"], 1), ("completed", done["run_id"], 2)]
+    assert project.query("SELECT count(*), min(day) FROM {ds}.events") == [(1, "2026-01-03")]
 
 
 #: Dagster's instance config: every pool holds one step at a time.
