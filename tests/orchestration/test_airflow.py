@@ -11,7 +11,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from tests.backfill.conftest import build_project
+from tests.backfill.conftest import DAILY, build_project
 from tests.conftest import write_project
 
 CONFIG = """
@@ -186,3 +186,49 @@ def test_backfill_dag_covers_the_window_once(airflow_home: Any, tmp_path: Path,
     assert completed == [(10, 10)]
     statuses = project.query("SELECT DISTINCT status FROM {ds}._dlt_backfills")
     assert statuses == [("completed",)]
+
+
+RETRIED_CHUNK = """
+import json, os
+from datetime import datetime, timedelta, timezone
+from dlt_ops.airflow import build_backfill_dag
+
+dag = build_backfill_dag(os.environ["DLT_PROJECT"], "daily",
+                         from_=datetime(2026, 1, 1, tzinfo=timezone.utc),
+                         to=datetime(2026, 1, 3, tzinfo=timezone.utc), chunk="1d",
+                         retries=1, retry_delay=timedelta(0))
+
+if __name__ == "__main__":
+    run = dag.test()
+    print(json.dumps({"state": str(run.state), "dag_run": f"{dag.dag_id}/{run.run_id}"}))
+"""
+
+#: The chunk of 2026-01-02 fails its first attempt only (a marker file remembers it).
+FAIL_ONCE = """    lo, hi = ts.start_value, ts.end_value
+    once = os.environ["BF_FAIL_ONCE"]
+    if lo.date().isoformat() == "2026-01-02" and not os.path.exists(once):
+        open(once, "w").close()
+        raise RuntimeError("injected failure, this attempt only")
+"""
+
+
+@pytest.mark.integration
+def test_a_retried_chunk_task_names_its_try(airflow_home: Any, tmp_path: Path) -> None:
+    project = build_project(tmp_path / "proj", "duckdb")
+    source = project.root / "pipe" / "source" / "daily.py"
+    source.write_text(DAILY.replace("    lo, hi = ts.start_value, ts.end_value\n", FAIL_ONCE, 1))
+    env = {"BF_DAYS": "2", "DLT_PROJECT": str(project.root),
+           "BF_FAIL_ONCE": str(tmp_path / "failed-once")}  # fmt: skip
+    proc = airflow_home.run_dag_file(tmp_path / "dags", RETRIED_CHUNK, env=env)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
+    ran = _last_json(proc.stdout)[0]
+    assert ran["state"] == "success", (proc.stdout + proc.stderr)[-5000:]
+    # the chunk rows name the DAG run and each task try: the retried chunk's two attempts
+    rows = project.query("SELECT window_from, status, orchestrator_run_id, orchestrator_try "
+                         "FROM {ds}._dlt_ops_runs ORDER BY window_from, started_at")  # fmt: skip
+    assert [(w.date().isoformat(), s, r, t) for w, s, r, t in rows] == [
+        ("2026-01-01", "completed", ran["dag_run"], 1),
+        ("2026-01-02", "failed", ran["dag_run"], 1),
+        ("2026-01-02", "completed", ran["dag_run"], 2),
+    ]
+    assert project.query("SELECT count(*), count(DISTINCT id) FROM {ds}.events") == [(2, 2)]
