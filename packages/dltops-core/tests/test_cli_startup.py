@@ -27,8 +27,10 @@ FORBIDDEN = (
     # orchestrators are optional extras: never at start-up
     "airflow",
     "dagster",
-    # no plugin at start-up: not the manager, the hook specs or a built-in plugin module
-    "dlt_ops.plugins",
+    # no plugin at start-up: not the manager (nor pluggy), the hook specs or a built-in plugin
+    # module; plugin commands are listed from entry-point metadata (dlt_ops.plugins.entry_points)
+    "dlt_ops.plugins.manager",
+    "pluggy",
     "dlt_ops.hookspecs",
     "dlt_ops.builtin",
 )
@@ -42,6 +44,7 @@ CLI_CORE = {
     "dlt_ops.cli.pipeline",
     "dlt_ops.cli.help_format",
     "dlt_ops.cli.state",
+    "dlt_ops.cli.plugin_commands",
 }
 HELP = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import main; main()"
 # also list sys.modules at exit (an atexit callback: the CLI leaves with os._exit, after running

@@ -29,7 +29,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "ledger",
         "runner",
         "receipts assertions checkpoints backfill reconcile clean scheduler lineage",
-        "orchestration airflow dagster report metrics",
+        "orchestration airflow dagster report metrics compat migrate pydantic_fields",
         "builtin hookspecs plugin_api",
         "cli testing",
     )

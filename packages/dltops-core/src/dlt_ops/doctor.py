@@ -72,9 +72,27 @@ def _adapter_problem(registry: PluginRegistry, source: PluginSource) -> str | No
     return None
 
 
-def _problems(registry: PluginRegistry, source: PluginSource) -> list[str]:
+def _command_problems(
+    registry: PluginRegistry, source: PluginSource, reserved: frozenset[str]
+) -> list[str]:
+    """A command plugin's names that can never run: a built-in command's name (the built-in
+    wins), or a name no ``dlt_ops.command`` entry point carries (``--help`` lists and
+    dispatches commands by entry-point name only)."""
+    listed = {s.name for s in registry.sources("command")}
+    out = []
+    for name in registry.registered_by(source) if source.name not in reserved else ():
+        if name not in listed:
+            out.append(f"registers command '{name}', which no dlt_ops.command entry point names")
+    if source.name in reserved:
+        out.append(f"'{source.name}' is a built-in command: the plugin's command is not added")
+    return out
+
+
+def _problems(
+    registry: PluginRegistry, source: PluginSource, reserved: frozenset[str] = frozenset()
+) -> list[str]:
     """What is wrong with a plugin that loaded: refused names, hooks pluggy ignored, an
-    adapter that lacks protocol members."""
+    adapter that lacks protocol members, a command that cannot run."""
     problems = [
         f"'{r.name}' not registered: {r.error}"
         for r in registry.rejected
@@ -83,11 +101,16 @@ def _problems(registry: PluginRegistry, source: PluginSource) -> list[str]:
     problems += registry.hook_problems(source)
     if source.kind == "destination" and (problem := _adapter_problem(registry, source)):
         problems.append(problem)
+    if source.kind == "command":
+        problems += _command_problems(registry, source, reserved)
     return problems
 
 
-def inspect_plugins(registry: PluginRegistry) -> DoctorReport:
-    """Load every plugin of every kind and collect the outcome per plugin."""
+def inspect_plugins(
+    registry: PluginRegistry, *, builtin_commands: frozenset[str] = frozenset()
+) -> DoctorReport:
+    """Load every plugin of every kind and collect the outcome per plugin
+    (``builtin_commands``: the CLI's own command names, which a plugin cannot take)."""
     registry.load_all()
     failed = {f.source: f.error for f in registry.failures}
     conflicts = registry.conflicts()
@@ -106,7 +129,7 @@ def inspect_plugins(registry: PluginRegistry) -> DoctorReport:
                 status = "disabled"
             elif error:
                 status = "failed"
-            elif problems := _problems(registry, source):
+            elif problems := _problems(registry, source, builtin_commands):
                 status, error = "incomplete", "; ".join(problems)
             elif any((kind, n) in conflicted for n in registers):
                 status = "conflict"

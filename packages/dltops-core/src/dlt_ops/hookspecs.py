@@ -7,10 +7,13 @@ Implement hooks with ``@dlt_ops.hookimpl`` in a module and point an entry point 
     [project.entry-points."dlt_ops.destination"]
     mydb = "dltops_mydb.plugin"
 
-The entry-point *group* names the plugin kind (``dlt_ops.destination``, ``dlt_ops.ledger_sink``,
-``dlt_ops.assertion_rule``, ``dlt_ops.trigger_emitter``); the entry-point *name* is the name the
-plugin registers under that kind. Built-in plugins are registered the same way, from
-``dltops-core``'s own entry points; nothing is privileged.
+The entry-point *group* names the plugin kind: ``dlt_ops.destination``, ``dlt_ops.ledger_sink``,
+``dlt_ops.assertion_rule``, ``dlt_ops.trigger_emitter``, ``dlt_ops.validation_rule``,
+``dlt_ops.secret_backend``, ``dlt_ops.alert_sink``, ``dlt_ops.command`` (each with its
+``dlt_ops_register_*`` hook below) and ``dlt_ops.lifecycle`` (no registration hook: the
+lifecycle hooks only). The entry-point *name* is the name the plugin registers under that kind
+(:data:`dlt_ops.plugins.kinds.KIND_HOOKS` maps kinds to hooks). Built-in plugins are
+registered the same way, from ``dltops-core``'s own entry points; nothing is privileged.
 
 Two families of hooks live here. *Registration* (collector) hooks receive a ``register``
 callback, call it once per thing they provide, and return ``None``. Registration hooks are
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
     from dlt_ops.ledger import RunRecord
     from dlt_ops.plugin_api import (
         AssertionTypeProvider,
+        CommandProvider,
         DestinationAdapterFactory,
         LedgerSinkFactory,
         SecretBackend,
@@ -207,6 +211,28 @@ def dlt_ops_register_alert_sinks(register: Register[AlertSinkFactory]) -> None:
     :class:`dlt_ops.alerts.Alert` (a failed run, a failed assertion). Sinks are best-effort:
     each is built and called in its own ``try``/``except``; one that raises is logged at
     ERROR and never affects another sink or the run. Built in: ``log`` and ``webhook``.
+
+    Returns ``None``; the return value is ignored.
+    """
+
+
+@hookspec
+def dlt_ops_register_commands(register: Register[CommandProvider]) -> None:
+    """Register CLI commands: ``dlt-ops <name> ...``.
+
+    Called once per plugin of kind ``command`` (entry-point group ``dlt_ops.command``) when
+    ``dlt-ops <name>`` runs, never for ``--help``: the root help lists each entry point's *name*
+    from the installed metadata alone, so the entry-point name is the command name.
+
+    Call ``register(obj, name="<entry-point name>")`` with a ``typer.Typer`` (a command group
+    with subcommands) or a function (one command, its parameters declared with
+    ``typing.Annotated[..., typer.Option(...)]`` as dlt-ops' own commands are). A name of a
+    built-in command is refused (the plugin's command is not added; ``plugins doctor`` says
+    so); two plugins claiming one name need ``[dlt_ops.plugins.command] <name> =
+    "<distribution>"``. The command receives the same global options (``--root``, ``--debug``)
+    through ``ctx.obj`` (:class:`dlt_ops.cli.state.AppState`: ``.project()`` loads the
+    project's config, ``.registry()`` its plugins), and raising a
+    :class:`dlt_ops.errors.DltOpsError` ends it with one ``error:`` line and its exit code.
 
     Returns ``None``; the return value is ignored.
     """

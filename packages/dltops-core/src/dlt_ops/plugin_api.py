@@ -45,7 +45,7 @@ from dlt_ops.ledger.sinks import (
     ReadableLedgerSink,
     RunReader,
 )
-from dlt_ops.plugins.kinds import Kind, Register
+from dlt_ops.plugins.kinds import CommandProvider, Kind, Register
 from dlt_ops.secrets import SECRET_BACKEND, SecretBackend
 from dlt_ops.triggers.protocol import (
     TRIGGER_EMITTER,
@@ -60,6 +60,9 @@ from dlt_ops.validate.framework import (
     ValidationRule,
 )
 
+#: ``dlt-ops <name>`` commands a plugin adds (see ``dlt_ops_register_commands``).
+COMMAND: Kind[CommandProvider] = Kind("command", CommandProvider)
+
 #: Every typed kind with a registration hook, by kind name.
 TYPED_KINDS: dict[str, Kind[Any]] = {
     k.name: k
@@ -71,12 +74,14 @@ TYPED_KINDS: dict[str, Kind[Any]] = {
         VALIDATION_RULE,
         SECRET_BACKEND,
         ALERT_SINK,
+        COMMAND,
     )
 }
 
 __all__ = [
     "ALERT_SINK",
     "ASSERTION_RULE",
+    "COMMAND",
     "DESTINATION",
     "LEDGER_SINK",
     "SECRET_BACKEND",
@@ -90,6 +95,7 @@ __all__ = [
     "AssertionContext",
     "AssertionType",
     "AssertionTypeProvider",
+    "CommandProvider",
     "DestinationAdapter",
     "DestinationAdapterFactory",
     "Finding",

@@ -69,7 +69,7 @@ help_format.plain_metavars()  # `SOURCE`, not typer's `{source}`, in usage lines
 
 app = typer.Typer(
     name="dlt-ops",
-    cls=lazy_group(*COMMANDS),
+    cls=lazy_group(*COMMANDS, plugin_commands=True),
     no_args_is_help=True,
     help="Operations layer for dlt pipelines: runs ledger, checkpoints, backfill, assertions.",
     pretty_exceptions_enable=False,

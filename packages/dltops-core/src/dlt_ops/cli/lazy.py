@@ -35,8 +35,14 @@ class Entry:
     name: str
     target: str  # "module:attribute": a ``typer.Typer`` (a group) or a command function
     summary: str  # the first paragraph of its help, as its parent's command list shows it
+    #: a plugin's command: ``target`` is unused, the plugin registry builds it by name
+    plugin: bool = False
 
     def load(self) -> Any:
+        if self.plugin:
+            from dlt_ops.cli.plugin_commands import load_command
+
+            return load_command(self.name)
         module, _, attribute = self.target.partition(":")
         # the import statement's machinery, so `python -X importtime` reports the module
         return getattr(__import__(module, fromlist=[attribute]), attribute)
@@ -74,12 +80,21 @@ class _Commands(MutableMapping[str, Any]):
 class LazyGroup(PlainHelpGroup):
     """A ``TyperGroup`` over :attr:`entries`; build one with :func:`lazy_group`."""
 
-    entries: ClassVar[tuple[Entry, ...]] = ()
+    entries: tuple[Entry, ...] = ()
+    #: also list the commands plugins add (the root group only)
+    with_plugin_commands: ClassVar[bool] = False
     #: what ``typer.Typer`` passes down by default (the app keeps pretty exceptions off anyway)
     pretty_exceptions_short: ClassVar[bool] = True
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
+        if self.with_plugin_commands:  # names from entry-point metadata: nothing is imported
+            from dlt_ops.cli.plugin_commands import installed_commands
+
+            builtin = [e.name for e in self.entries]
+            self.entries = (*self.entries, *(
+                Entry(c.name, "", c.summary, plugin=True) for c in installed_commands(builtin)
+            ))  # fmt: skip
         eager = dict(self.commands)  # commands registered on the Typer itself, if any
         self.commands = _Commands([e.name for e in self.entries], self._build)
         self.commands.update(eager)
@@ -141,6 +156,8 @@ class LazyGroup(PlainHelpGroup):
             return super().shell_complete(ctx, incomplete)
 
 
-def lazy_group(*entries: Entry) -> type[LazyGroup]:
-    """A :class:`LazyGroup` class over ``entries``, for ``typer.Typer(cls=...)``."""
-    return type("LazyGroup", (LazyGroup,), {"entries": tuple(entries)})
+def lazy_group(*entries: Entry, plugin_commands: bool = False) -> type[LazyGroup]:
+    """A :class:`LazyGroup` class over ``entries`` (and, with ``plugin_commands``, the
+    commands installed plugins add), for ``typer.Typer(cls=...)``."""
+    attrs = {"entries": tuple(entries), "with_plugin_commands": plugin_commands}
+    return type("LazyGroup", (LazyGroup,), attrs)

@@ -18,6 +18,12 @@ plugins_app = typer.Typer(
 )
 
 
+def _builtin_commands() -> frozenset[str]:
+    from dlt_ops.cli.app import COMMANDS
+
+    return frozenset(e.name for e in COMMANDS)
+
+
 def _registry(ctx: typer.Context) -> PluginRegistry:
     """The registry, with the project's picks when run inside a project."""
     from dlt_ops.errors import ProjectRootNotFoundError
@@ -48,7 +54,7 @@ def list_plugins(
     and load status."""
     from dlt_ops.doctor import inspect_plugins
 
-    report = inspect_plugins(_registry(ctx))
+    report = inspect_plugins(_registry(ctx), builtin_commands=_builtin_commands())
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in report.rows], indent=2))
         return
@@ -83,7 +89,7 @@ def doctor(ctx: typer.Context) -> None:
     from dlt_ops.doctor import inspect_plugins
     from dlt_ops.plugins import KINDS
 
-    report = inspect_plugins(_registry(ctx))
+    report = inspect_plugins(_registry(ctx), builtin_commands=_builtin_commands())
     for kind in KINDS:
         rows = [r for r in report.rows if r.kind == kind]
         typer.echo(f"{kind}:" + ("" if rows else " (none)"))

@@ -9,7 +9,7 @@ protocols themselves live with their features and are collected in
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 T_contra = TypeVar("T_contra", contravariant=True)
@@ -29,6 +29,7 @@ KIND_HOOKS: Mapping[str, str] = {
     "validation_rule": "dlt_ops_register_validation_rules",
     "secret_backend": "dlt_ops_register_secret_backends",
     "alert_sink": "dlt_ops_register_alert_sinks",
+    "command": "dlt_ops_register_commands",
 }
 #: Kinds whose plugins register nothing: loading one (and its lifecycle hooks) is all there is.
 HOOKLESS_KINDS: tuple[str, ...] = ("lifecycle",)
@@ -44,6 +45,13 @@ class Register(Protocol[T_contra]):
     """
 
     def __call__(self, obj: T_contra, /, *, name: str) -> None: ...
+
+
+class CommandProvider(Protocol):
+    """What a ``command`` plugin registers: a ``typer.Typer`` (a group of subcommands) or a
+    function typer turns into one command; both are callables."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
 class Kind(Generic[T]):
@@ -74,6 +82,13 @@ def _adapter_factory(obj: object) -> str | None:
     return None if hasattr(obj, "connect") else _callable(obj)
 
 
+def _command(obj: object) -> str | None:
+    # a typer.Typer (a command group) or a function typer turns into a command
+    if callable(obj) or type(obj).__name__ == "Typer":
+        return None
+    return f"expected a typer.Typer or a command function, got {type(obj).__name__}"
+
+
 def _members(*names: str) -> Callable[[object], str | None]:
     def check(obj: object) -> str | None:
         missing = [n for n in names if not hasattr(obj, n)]
@@ -94,6 +109,7 @@ REGISTRATION_CHECKS: Mapping[str, Callable[[object], str | None]] = {
     "trigger_emitter": _members("description"),
     "validation_rule": _members("id", "description", "check"),
     "secret_backend": _members("name", "claims", "check", "prepare"),
+    "command": _command,
 }
 
 
