@@ -167,3 +167,29 @@ def test_a_partition_held_by_another_run_fails_without_loading(dagster_env: Any,
     assert chunks == {"000000": "pending", "000001": "running", "000002": "completed",
                       "000003": "pending"}  # fmt: skip
     assert ids == [(3,)]
+
+
+#: A run over a range of two partitions (what a single-run backfill would launch).
+RANGE = """
+import json, sys
+from dlt_ops.dagster import build_definitions
+
+job = build_definitions(sys.argv[1]).resolve_job_def("events_src_backfill")
+result = job.execute_in_process(raise_on_error=False, tags={
+    "dagster/asset_partition_range_start": "2026-01-01",
+    "dagster/asset_partition_range_end": "2026-01-02"})
+failures = [e.step_failure_data.user_failure_data for e in result.get_step_failure_events()]
+print(json.dumps({"success": result.success,
+                  "failure": failures[0].description if failures and failures[0] else None}))
+"""
+
+
+@pytest.mark.integration
+def test_a_range_run_is_refused_before_loading(dagster_env: Any, tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", CONFIG, {"events_src": EVENTS_SOURCE})
+    proc = dagster_env.run(RANGE, str(root))
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
+    ran = _json_lines(proc.stdout)[0]
+    assert ran["success"] is False
+    assert "covers 2 partitions; each chunk is its own run" in ran["failure"], ran
+    assert not (root / "events_src_pipeline.duckdb").exists()  # nothing claimed or loaded
