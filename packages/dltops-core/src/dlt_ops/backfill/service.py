@@ -136,6 +136,11 @@ def execute_backfill(
     """Check, seed and execute ``plan``; return the tally (the caller decides the exit code)."""
     prepared = check_source(registry, config, plan, options.dataset)
     where = prepared.where
+    if options.workers > 1 and not where.single_writer:
+        from dlt_ops.isolation import adapter_modules, run_context
+
+        # the workers' fork server imports dlt while this process seeds the plan
+        run_context([where.engine], adapter_modules(registry, [where.engine]))
     token = new_token()
     bound = bound_contextvars(
         backfill_id=plan.backfill_id, source=plan.source, destination=where.engine
@@ -157,7 +162,7 @@ def execute_backfill(
         if options.workers > 1 and not session.adapter.capabilities.single_writer:
             from dlt_ops.backfill.workers import run_worker_processes
 
-            run_worker_processes(config, plan, options, token, record)
+            run_worker_processes(config, plan, options, token, record)  # server started above
         else:
             if options.workers > 1:
                 log.warning(

@@ -1,9 +1,12 @@
-"""``--workers N`` on multi-writer engines: N worker subprocesses claiming chunks via the CAS.
+"""``--workers N`` on multi-writer engines: N worker processes claiming chunks via the CAS.
 
-The parent seeds the plan, starts ``python -m dlt_ops.backfill.workers <json>`` N times and
-renders the chunk events each worker prints on stdout (one JSON line per event). Workers share
-nothing but the destination: each has its own token (``<invocation token>/w<k>``), state
-session, lease keeper, load lock and per-chunk dlt working directories.
+The parent seeds the plan, starts N workers forked from the fork server of
+:mod:`dlt_ops.isolation` (dlt already imported there, so no worker pays for its imports; none
+inherits the parent's threads or connections) and renders the chunk events each sends back
+over its pipe (one JSON text per event). Workers share nothing but the destination: each has
+its own token (``<invocation token>/w<k>``), state session, lease keeper, load lock and
+per-chunk dlt working directories. ``python -m dlt_ops.backfill.workers <json>`` runs one
+worker by hand, its events on stdout.
 
 Stopping: without ``--continue-on-error`` the first final failure makes the parent create a
 stop file that every worker checks before its next claim. Ctrl-C reaches the whole process
@@ -15,14 +18,13 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import signal
-import subprocess
 import sys
 import threading
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from dlt_ops.backfill.executor import BackfillOptions, ChunkEvent, ChunkWorker, Emit
 from dlt_ops.backfill.plan import WORKDIR, BackfillPlan
@@ -30,6 +32,9 @@ from dlt_ops.errors import BackfillError, DltOpsError
 from dlt_ops.log import bound_contextvars, get_logger
 
 if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
     from dlt_ops.config import ProjectConfig
 
 log = get_logger(__name__)
@@ -54,28 +59,35 @@ def _spec(
     }
 
 
-def _pump(stream: IO[str], out: queue.Queue[tuple[int, str | None]], k: int) -> None:
-    for line in stream:
-        out.put((k, line))
-    out.put((k, None))
-
-
 def run_worker_processes(
-    config: ProjectConfig, plan: BackfillPlan, options: BackfillOptions, token: str, emit: Emit
+    config: ProjectConfig,
+    plan: BackfillPlan,
+    options: BackfillOptions,
+    token: str,
+    emit: Emit,
+    *,
+    engines: Sequence[str] = (),
+    modules: Sequence[str] = (),
 ) -> None:
-    """Run ``options.workers`` worker subprocesses to completion, forwarding their events."""
+    """Run ``options.workers`` worker processes to completion, forwarding their events
+    (``engines`` and ``modules`` are preloaded by the fork server if it is not running yet)."""
+    from multiprocessing.connection import wait
+
+    from dlt_ops.isolation import run_context, start
+
+    ctx = run_context(engines, modules)
     stop = config.root / WORKDIR / plan.backfill_id / f"stop-{token.replace(':', '_')}"
     stop.parent.mkdir(parents=True, exist_ok=True)
     stop.unlink(missing_ok=True)
-    events: queue.Queue[tuple[int, str | None]] = queue.Queue()
-    procs: list[subprocess.Popen[str]] = []
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    procs: list[BaseProcess] = []
+    readers: dict[Connection[Any, str], int] = {}
+    env = dict(os.environ)
     previous = signal.getsignal(signal.SIGTERM)
 
     def forward(signum: int, frame: object) -> None:
         for proc in procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
+            if proc.is_alive():
+                proc.terminate()  # SIGTERM: the worker demotes its running chunk
         raise KeyboardInterrupt(f"terminated by signal {signum}")
 
     if threading.current_thread() is threading.main_thread():
@@ -85,50 +97,71 @@ def run_worker_processes(
     try:
         for k in range(options.workers):
             spec = _spec(plan, options, config.root, f"{token}/w{k}", stop)
-            cmd = [sys.executable, "-m", "dlt_ops.backfill.workers", json.dumps(spec)]
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
+            reader, writer = ctx.Pipe(duplex=False)
+            proc = ctx.Process(  # type: ignore[attr-defined]
+                target=worker_process, args=(spec, env, writer), name=f"backfill worker {k}"
+            )
+            start(proc)
+            writer.close()  # the worker holds the only writer: EOF once it exits
             procs.append(proc)
-            assert proc.stdout is not None
-            threading.Thread(target=_pump, args=(proc.stdout, events, k), daemon=True).start()
-        open_streams = len(procs)
-        while open_streams:
-            k, line = events.get()
-            if line is None:
-                open_streams -= 1
-                continue
-            try:
-                data = json.loads(line)
-            except ValueError:
-                log.debug("backfill.worker_output", worker=k, line=line.rstrip())
-                continue
-            if data.get("event") == "error":
-                errors.append(f"worker {k}: {data.get('message')}")
-                continue
-            event = ChunkEvent.from_json(data)
-            if event.kind in ("held", "skipped") and (event.holder or "").startswith(siblings):
-                continue  # a chunk one of our own workers holds or completed: not news
-            if event.kind == "failed" and not options.continue_on_error:
-                stop.touch()
-            emit(event)
+            readers[reader] = k
+        while readers:
+            for ready in wait(list(readers)):
+                conn = cast("Connection[Any, str]", ready)
+                k = readers[conn]
+                try:
+                    line = conn.recv()
+                except EOFError:
+                    conn.close()
+                    del readers[conn]
+                    continue
+                _forward_event(line, k, errors, siblings, stop, options, emit)
         for proc in procs:
-            proc.wait()
+            proc.join()
     except BaseException:
         for proc in procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
+            if proc.is_alive() and proc.pid is not None:
+                os.kill(proc.pid, signal.SIGINT)
         for proc in procs:
-            proc.wait()
+            proc.join()
         raise
     finally:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, previous)
         stop.unlink(missing_ok=True)
-    crashed = [f"worker {k} exited {p.returncode}" for k, p in enumerate(procs) if p.returncode]
+    crashed = [f"worker {k} exited {p.exitcode}" for k, p in enumerate(procs) if p.exitcode]
     if errors or crashed:
         raise BackfillError(
             "backfill worker(s) failed: " + "; ".join(errors or crashed) + ". Completed chunks "
             "are recorded; re-run the same backfill to resume."
         )
+
+
+def _forward_event(
+    line: str,
+    k: int,
+    errors: list[str],
+    siblings: str,
+    stop: Path,
+    options: BackfillOptions,
+    emit: Emit,
+) -> None:
+    """One event of worker ``k``: an error is kept, a chunk event rendered (a final failure
+    without ``--continue-on-error`` creates the stop file)."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        log.debug("backfill.worker_output", worker=k, line=line.rstrip())
+        return
+    if data.get("event") == "error":
+        errors.append(f"worker {k}: {data.get('message')}")
+        return
+    event = ChunkEvent.from_json(data)
+    if event.kind in ("held", "skipped") and (event.holder or "").startswith(siblings):
+        return  # a chunk one of our own workers holds or completed: not news
+    if event.kind == "failed" and not options.continue_on_error:
+        stop.touch()
+    emit(event)
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -145,8 +178,8 @@ def _orphaned() -> None:
     raise KeyboardInterrupt("backfill parent process is gone")
 
 
-def worker_main(spec: dict[str, Any]) -> int:
-    """One worker subprocess: claim and run chunks, print events as JSON lines."""
+def worker_main(spec: dict[str, Any], send: Callable[[str], None]) -> int:
+    """One worker process: claim and run chunks, ``send`` each event as JSON text."""
     from dlt_ops.backfill.session import open_state
     from dlt_ops.config import load_project_config
     from dlt_ops.destinations import project_registry
@@ -173,8 +206,7 @@ def worker_main(spec: dict[str, Any]) -> int:
     def emit(event: ChunkEvent) -> None:
         with lock:
             try:
-                sys.stdout.write(event.to_json() + "\n")
-                sys.stdout.flush()
+                send(event.to_json())
             except BrokenPipeError:  # the parent died (SIGKILL): nobody reads; stop quietly
                 _orphaned()
 
@@ -197,16 +229,38 @@ def worker_main(spec: dict[str, Any]) -> int:
     return 0
 
 
-def main(argv: list[str]) -> int:
-    """``python -m dlt_ops.backfill.workers <json spec>``."""
+def _to_stdout(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def _guarded(spec: dict[str, Any], send: Callable[[str], None]) -> int:
+    """:func:`worker_main`, its refusal sent as an ``error`` event; the exit code."""
     try:
-        return worker_main(json.loads(argv[0]))
+        return worker_main(spec, send)
     except KeyboardInterrupt:
         return 130
     except DltOpsError as exc:
-        sys.stdout.write(json.dumps({"event": "error", "message": str(exc)}) + "\n")
-        sys.stdout.flush()
+        try:
+            send(json.dumps({"event": "error", "message": str(exc)}))
+        except OSError:  # the parent is gone
+            pass
         return exc.exit_code
+
+
+def worker_process(spec: dict[str, Any], env: dict[str, str], conn: Any) -> None:
+    """A worker forked from the fork server: the parent's environment, events over ``conn``."""
+    from dlt_ops.isolation import adopt_environment
+
+    adopt_environment(env)
+    code = _guarded(spec, conn.send)
+    conn.close()
+    sys.exit(code)
+
+
+def main(argv: list[str]) -> int:
+    """``python -m dlt_ops.backfill.workers <json spec>``: one worker, events on stdout."""
+    return _guarded(json.loads(argv[0]), _to_stdout)
 
 
 if __name__ == "__main__":
