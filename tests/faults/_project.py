@@ -16,9 +16,10 @@ DLT_OPS = str(Path(sys.executable).parent / "dlt-ops")
 
 #: ``FT_ROWS`` rows in ``FT_PAGES`` pages of an incremental, append-only resource. Each page
 #: appends a line to ``FT_PROGRESS`` after it was yielded; ``extracted`` marks the end.
-#: ``FT_FILL_AFTER_COMMIT=<dir>`` fills the file system of ``<dir>`` the first time dlt records
-#: a package as loaded — after its load committed (``_dlt_loads`` written), before the marker
-#: file and the move to ``load/loaded``: dlt's own write then fails with ENOSPC.
+#: ``FT_AFTER_COMMIT`` acts the first time dlt records a package as loaded — after its load
+#: committed (``_dlt_loads`` written), before the marker file and the move to ``load/loaded``:
+#: ``kill`` SIGKILLs the run there; ``fill:<dir>`` fills the file system of ``<dir>``, so dlt's
+#: own write fails with ENOSPC.
 SOURCE = """
 import os
 import time
@@ -41,17 +42,22 @@ def _fill(folder):
     os.close(fd)
 
 
-if os.environ.get("FT_FILL_AFTER_COMMIT"):
+_AFTER_COMMIT = os.environ.get("FT_AFTER_COMMIT", "")
+if _AFTER_COMMIT:
+    import signal
+
     from dlt.common.storages.load_package import PackageStorage
 
     _complete = PackageStorage.complete_loading_package
 
-    def _full_disk_first(self, load_id, load_state):
+    def _after_commit(self, load_id, load_state):
         PackageStorage.complete_loading_package = _complete  # once per process
-        _fill(os.environ["FT_FILL_AFTER_COMMIT"])
+        if _AFTER_COMMIT == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        _fill(_AFTER_COMMIT.partition(":")[2])
         return _complete(self, load_id, load_state)
 
-    PackageStorage.complete_loading_package = _full_disk_first
+    PackageStorage.complete_loading_package = _after_commit
 
 
 def _mark(text):

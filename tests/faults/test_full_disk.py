@@ -2,7 +2,7 @@
 
 dlt commits a package's load (its row in ``_dlt_loads``), then writes the package's completion
 marker and moves it to ``load/loaded``. Here the project's ``.dlt-ops/`` is a small tmpfs that
-the run itself fills at that moment (``FT_FILL_AFTER_COMMIT``), so dlt's marker write fails with
+the run itself fills at that moment (``FT_AFTER_COMMIT``), so dlt's marker write fails with
 ENOSPC while the data is in the destination. The chunk must be booked as loaded — not failed,
 and never loaded again by a retry — on an append table, where a second load would double it.
 The next chunk then fails on the full disk; the disk is freed and the backfill resumed.
@@ -54,7 +54,7 @@ def _backfill(project: FaultProject, **env: str) -> subprocess.CompletedProcess[
 def test_full_disk_after_commit(tmp_path: Path, request, small_disk: Path, figures, engine) -> None:  # noqa: ANN001
     db = request.getfixturevalue("postgres_database") if engine == "postgres" else None
     project = make_project(tmp_path / "proj", engine, db=db)
-    first = _backfill(project, FT_FILL_AFTER_COMMIT=str(small_disk))
+    first = _backfill(project, FT_AFTER_COMMIT=f"fill:{small_disk}")
     assert (small_disk / "filler").exists(), "the disk was never filled: " + first.stderr[-2000:]
     (small_disk / "filler").unlink()  # the operator frees the disk
     resumed = _backfill(project)

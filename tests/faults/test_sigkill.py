@@ -26,24 +26,26 @@ from ._project import (
 )
 
 ROWS, PAGES = 4000, 8
-TRIALS = 5  # per engine and variant: 20 trials here, plus the backfill chunk family
+TRIALS = 6  # per engine and variant: 24 trials here, plus the backfill chunk family
 
 
 NORMALIZED = "normalized"  # dlt moved the package to load/normalized: the load is next
 COMMITTED = "committed"  # the table's job committed; dlt has not recorded the package loaded
+LOAD_COMMITTED = "load committed"  # in _dlt_loads; dlt's move to load/loaded is next (in-process)
 LOADED = "loaded"  # dlt finished the load: the ledger's finish write is next
-KINDS = ("page", "extracted", NORMALIZED, COMMITTED, LOADED)
+KINDS = ("page", "extracted", NORMALIZED, COMMITTED, LOAD_COMMITTED, LOADED)
 
 
 def _kill_point(rng, k: int) -> tuple[str, float]:  # noqa: ANN001
     """``page k`` (mid-extract), ``extracted`` plus a delay into normalize/load, the moment
-    the package is normalized (mid-load), the moment its job committed (before dlt's own
-    bookkeeping), or the moment it is loaded (before the ledger's finish); each trial set
-    covers all five."""
+    the package is normalized (mid-load), the moment its job committed, the moment its load
+    committed (the run kills itself right after dlt wrote ``_dlt_loads``, before it records
+    the package as loaded), or the moment it is loaded (before the ledger's finish); each
+    trial set covers all six."""
     kind = KINDS[k % len(KINDS)]
     if kind == "page":
         return f"page {rng.randrange(1, PAGES - 1)}", 0.0
-    if kind in (NORMALIZED, COMMITTED, LOADED):
+    if kind in (NORMALIZED, COMMITTED, LOAD_COMMITTED, LOADED):
         return kind, 0.0
     return "extracted", rng.uniform(0.0, 0.6)
 
@@ -51,7 +53,12 @@ def _kill_point(rng, k: int) -> tuple[str, float]:  # noqa: ANN001
 def _trial(project: FaultProject, k: int, point: tuple[str, float]) -> str:
     progress = project.root / f"progress-{k}.txt"
     env = {"FT_ROWS": str(ROWS), "FT_PAGES": str(PAGES), "FT_PROGRESS": str(progress)}
+    if point[0] == LOAD_COMMITTED:
+        env["FT_AFTER_COMMIT"] = "kill"
     proc = project.popen("pipeline", "run", "-s", project.name, "-y", env=env)
+    if point[0] == LOAD_COMMITTED:
+        proc.communicate(timeout=120)
+        return "killed" if proc.returncode == -signal.SIGKILL else "finished first"
     if point[0] == NORMALIZED:
         reached = wait_for(lambda: has_normalized_package(project), proc)
     elif point[0] == COMMITTED:
