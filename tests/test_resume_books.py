@@ -128,3 +128,31 @@ def test_old_receipts_table_reads_and_gains_the_resume_columns(project) -> None:
             "WHERE table_name = '_dlt_ops_receipts'"
         ).fetchall()}  # fmt: skip
     assert {"skipped_from", "resumed_from"} <= names
+
+
+@pytest.mark.parametrize("project", ["append"], indirect=True)
+def test_seed_cursor_moves_the_scheduled_cursor_to_the_backfill_end(project) -> None:  # noqa: ANN001
+    window = ("--from", START, "--to", "2026-01-01T12:00:00+00:00", "--chunk", "1d")
+    done = project("pipeline", "backfill", SOURCE, *window, "--seed-cursor", "-y", "--json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout)
+    assert summary["covered"] and summary["seed_run_id"]
+    # the chunk loaded 00:00-11:00, the seeding run 12:00-19:00: every event once
+    assert _events(project.root) == [(i, 1) for i in range(1, 21)]
+    assert "[events] cursor seeded to 2026-01-01T12:00:00+00:00: this and later runs extract " \
+        "from there" in _warnings(done.stderr)  # fmt: skip
+    again = project("pipeline", "run", "-s", SOURCE, "-y")  # the next scheduled run
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert _events(project.root) == [(i, 1) for i in range(1, 21)]  # nothing re-extracted
+
+
+@pytest.mark.parametrize("project", ["append"], indirect=True)
+def test_seed_cursor_never_jumps_a_gap(project) -> None:  # noqa: ANN001
+    window = ("--from", "2026-01-01T06:00:00+00:00", "--to", "2026-01-01T12:00:00+00:00")
+    done = project("pipeline", "backfill", SOURCE, *window, "--chunk", "1d", "--seed-cursor", "-y")
+    assert done.returncode == 1
+    assert (
+        "cannot seed the cursor of resource 'events': its cursor stands at "
+        f"{START}, before the backfill's --from 2026-01-01T06:00:00+00:00"
+    ) in done.stderr
+    assert [i for i, _ in _events(project.root)] == list(range(7, 13))  # the backfill only

@@ -503,6 +503,17 @@ class BadSourceFileError(DltOpsError):
         )
 
 
+class SeedCursorError(DltOpsError):
+    """``backfill --seed-cursor`` cannot move a resource's cursor to the backfill's end."""
+
+    def __init__(self, resource: str, why: str) -> None:
+        self.resource = resource
+        super().__init__(
+            f"cannot seed the cursor of resource '{resource}': {why}. Nothing was extracted "
+            f"and no cursor moved; the backfill itself is complete."
+        )
+
+
 class BackfillError(DltOpsError):
     """A backfill ran and did not cover its window (exit code 1)."""
 

@@ -170,12 +170,36 @@ def _dry_run(state: AppState, plan: BackfillPlan, dataset: str | None, as_json: 
     typer.echo(f"{counts['run']} to run, {counts['skip']} to skip, {counts['held']} held elsewhere")
 
 
-def _finish(summary: BackfillSummary, as_json: bool, stopped_on: ChunkEvent | None) -> None:
+def _seed_cursor(state: AppState, plan: BackfillPlan, dataset: str | None, quiet: bool) -> Any:
+    """``--seed-cursor``: one ordinary run whose cursors start at the backfill's end."""
+    from dlt_ops.runner.run import RunFailedError, RunRequest, execute_run
+
+    request = RunRequest(
+        source=plan.source, resources=plan.resources, dataset=dataset,
+        trigger_source="backfill", seed_cursor=plan.window,
+    )  # fmt: skip
+    outcome = execute_run(state.registry(), state.project(), request)
+    if not outcome.ok:
+        raise RunFailedError(outcome)
+    if not quiet:
+        loaded = outcome.record.records_loaded
+        typer.echo(
+            f"✓ cursor seeded to {plan.window.end.isoformat()} by run {outcome.record.run_id} "
+            f"({loaded if loaded is not None else '?'} record(s) from there loaded)"
+        )
+    return outcome.record
+
+
+def _finish(
+    summary: BackfillSummary, as_json: bool, stopped_on: ChunkEvent | None, seeded: Any = None
+) -> None:
     from dlt_ops.errors import BackfillChunkError, BackfillNotCoveredError
 
     if as_json:
         doc = {k: v for k, v in vars(summary).items() if k != "rows"}
         doc["covered"] = summary.covered
+        if seeded is not None:
+            doc["seed_run_id"] = seeded.run_id
         typer.echo(json.dumps(doc, indent=2))
     else:
         typer.echo(summary.tally())
@@ -231,6 +255,14 @@ def backfill(
     dry: Annotated[
         bool, typer.Option("--dry-run", help="Print the chunk plan and what would skip; no writes.")
     ] = False,
+    seed_cursor: Annotated[
+        bool,
+        typer.Option(
+            "--seed-cursor",
+            help="When every chunk is done, run the source once with its incremental cursor "
+            "moved to --to, so scheduled runs go on from the backfill's end.",
+        ),
+    ] = False,
     yes: Annotated[
         bool,
         typer.Option("--yes", "-y", help="Do not ask for confirmation (asked on a terminal only)."),
@@ -283,4 +315,7 @@ def backfill(
                 err=True,
             )
             raise SystemExit(130) from None
-    _finish(summary, as_json, stopped[0] if stopped and not continue_on_error else None)
+    seeded = (
+        _seed_cursor(state, plan, dataset, as_json) if seed_cursor and summary.covered else None
+    )
+    _finish(summary, as_json, stopped[0] if stopped and not continue_on_error else None, seeded)

@@ -91,6 +91,9 @@ class RunRequest:
     drop_pending: bool = False
     #: Who shows the run's progress (step, rows per table), fed by dlt's collector.
     progress: ProgressSink | None = None
+    #: ``backfill --seed-cursor``: the window the backfill covered; before extracting, each
+    #: selected incremental's stored cursor moves forward to its end (``runner/seed_cursor.py``)
+    seed_cursor: Window | None = None
 
 
 @dataclass

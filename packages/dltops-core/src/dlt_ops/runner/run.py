@@ -520,6 +520,10 @@ def _execute(
     # working dir is new or behind, e.g. a fresh CI runner or a retried backfill chunk's dir
     if not seeded:
         pipeline.sync_destination()
+    if request.seed_cursor is not None:  # backfill --seed-cursor: before anything is extracted
+        from dlt_ops.runner.seed_cursor import seed_cursors
+
+        seed_cursors(pipeline, source, request.seed_cursor)
     with _interval(request.window), active_run(ctx):
         # explicit steps so gates can judge the run's package between extract and load
         state.phase = RunPhase.extract
