@@ -267,13 +267,13 @@ def status(
 ) -> None:
     """Show each source's newest runs from the runs ledger (read-only, never imports sources)."""
     from dlt_ops.errors import UnknownSourceError
-    from dlt_ops.ledger.freshness import slots_of
     from dlt_ops.ledger.sinks import LedgerQuery
     from dlt_ops.ledger.status import (
         collect_status,
         freshness_for,
         newest_failed,
         problems_first,
+        slots_for,
         stale_by_freshness,
         unreadable,
     )
@@ -301,7 +301,7 @@ def status(
     _check_resource(config, project, selected, resource, statuses)
     now = utcnow()
     freshness = freshness_for(state.registry(), config, statuses, now, query, dataset=dataset)
-    slots = {s.source: slots_of(config, s.source, now) for s in statuses}
+    slots = slots_for(config, statuses, freshness, now)
     stale = stale_by_freshness(
         statuses, freshness, now, config.staleness_days, config.heartbeat_seconds
     )

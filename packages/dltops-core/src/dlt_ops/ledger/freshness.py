@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +27,6 @@ from dlt_ops.ledger.model import RunRecord, RunStatus
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.config.freshness import FreshnessSLA
-
-_MINUTE = timedelta(minutes=1)
 
 
 class FreshnessLevel(StrEnum):
@@ -148,8 +146,8 @@ def slots_of(config: ProjectConfig, source: str, now: datetime) -> Slots | None:
     cron = cron_of(cfg.schedule, cfg.timezone)
     if cron is None:
         return None
-    last = cron.previous(now)
-    prior = cron.previous(last - _MINUTE) if last is not None else None
+    fires = cron.previous_two(now)  # one walk: the last slot and the one before it
+    last, prior = (fires + [None, None])[:2]
     return Slots(str(cfg.schedule), cron.text, cron.timezone, last, cron.next(now), prior)
 
 

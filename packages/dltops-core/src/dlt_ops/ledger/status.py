@@ -26,7 +26,7 @@ from dlt_ops.target import Target
 from dlt_ops.target.sessions import SessionPool, map_by_database
 
 if TYPE_CHECKING:
-    from dlt_ops.ledger.freshness import Freshness
+    from dlt_ops.ledger.freshness import Freshness, Slots
 
 log = get_logger(__name__)
 
@@ -259,12 +259,16 @@ def freshness_for(
     and the report. A source with an SLA or a schedule is judged by its newest success whatever
     the listing's ``query``: a filtered listing's rows cannot say, so it gets its own read;
     an unfiltered one's rows serve, plus the newest completed row when a full page held none."""
-    from dlt_ops.ledger.freshness import freshness_of, slots_of
+    from dlt_ops.cron import cron_text
+    from dlt_ops.ledger.freshness import freshness_of
 
     readable = [s for s in statuses if s.ledger in ("ok", "missing")]
     filtered = query.status is not None or query.since is not None or query.resource is not None
-    judged = {s.source for s in readable if config.source(s.source).freshness is not None
-              or slots_of(config, s.source, now) is not None}  # fmt: skip
+    judged = set()
+    for s in readable:
+        cfg = config.source(s.source)
+        if cfg.freshness is not None or (cfg.schedule_valid and cron_text(cfg.schedule)):
+            judged.add(s.source)
     own = sorted(judged) if filtered else []
     runs: dict[str, list[RunRecord] | None] = {
         s.source: list(s.runs) for s in readable if s.source not in own
@@ -276,6 +280,22 @@ def freshness_for(
     if own:
         found.update(collect_freshness(registry, config, own, now, dataset=dataset))
     return found
+
+
+def slots_for(
+    config: ProjectConfig,
+    statuses: Iterable[SourceStatus],
+    verdicts: dict[str, Freshness | None],
+    now: datetime,
+) -> dict[str, Slots | None]:
+    """Each source's schedule slots: its verdict's where it has one, else from the config."""
+    from dlt_ops.ledger.freshness import slots_of
+
+    return {
+        s.source: v.slots if (v := verdicts.get(s.source)) is not None
+        else slots_of(config, s.source, now)
+        for s in statuses
+    }  # fmt: skip
 
 
 def is_stale(
@@ -333,6 +353,7 @@ __all__ = [
     "newest_failed",
     "problems_first",
     "shown_status",
+    "slots_for",
     "stale_by_freshness",
     "unreadable",
     "unreadable_error",

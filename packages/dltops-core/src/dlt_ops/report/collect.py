@@ -147,9 +147,14 @@ def collect(
 ) -> FleetReport:
     """Read every source's ledgers (one session per destination and dataset); sources whose
     newest run failed or whose ledger could not be read come first, then stale ones."""
-    from dlt_ops.ledger.freshness import slots_of
     from dlt_ops.ledger.sinks import LedgerQuery
-    from dlt_ops.ledger.status import collect_status, freshness_for, is_stale, problems_first
+    from dlt_ops.ledger.status import (
+        collect_status,
+        freshness_for,
+        is_stale,
+        problems_first,
+        slots_for,
+    )
     from dlt_ops.target.sessions import SessionPool
 
     query = LedgerQuery("", limit=limit)
@@ -158,6 +163,7 @@ def collect(
     stale = {s.source for s in statuses if is_stale(s, verdicts.get(s.source), now,
                                                     config.staleness_days,
                                                     config.heartbeat_seconds)}  # fmt: skip
+    slots = slots_for(config, statuses, verdicts, now)
     views = []
     with SessionPool(registry, config) as pool:
         for status in problems_first(statuses, stale):
@@ -165,7 +171,7 @@ def collect(
             view.runs = [RunView(r, _outcome(r, now, config.heartbeat_seconds))
                          for r in status.runs]  # fmt: skip
             view.freshness = verdicts.get(status.source)
-            view.slots = slots_of(config, status.source, now)
+            view.slots = slots[status.source]
             view.stale = status.source in stale
             _fill_from_destination(registry, config, pool, view)
             views.append(view)

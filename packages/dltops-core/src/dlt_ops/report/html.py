@@ -266,8 +266,7 @@ def _fleet_table(report: FleetReport) -> str:
         fresh += _freshness_badge(s)
         level = s.freshness.level if s.freshness is not None else "unknown"
         rows.append(
-            f'<tr data-source="{escape(s.name)}" data-freshness="{escape(str(level))}" '
-            f'data-stale="{str(s.stale).lower()}">'
+            f'<tr data-source="{escape(s.name)}" data-freshness="{escape(str(level))}">'
             f'<td><a href="#source-{escape(s.name)}">'
             f"{escape(s.name)}</a></td><td>{_badge(outcome)}</td><td>{_fmt_ts(started)}</td>"
             f"<td>{_age(now, started) if started else '-'} {fresh}</td>"
