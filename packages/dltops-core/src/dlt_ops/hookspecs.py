@@ -39,6 +39,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from dlt_ops.alerts import AlertSinkFactory
+    from dlt_ops.config.plugin_keys import ConfigKey
     from dlt_ops.ledger import RunRecord
     from dlt_ops.plugin_api import (
         AssertionTypeProvider,
@@ -233,6 +234,24 @@ def dlt_ops_register_commands(register: Register[CommandProvider]) -> None:
     through ``ctx.obj`` (:class:`dlt_ops.cli.state.AppState`: ``.project()`` loads the
     project's config, ``.registry()`` its plugins), and raising a
     :class:`dlt_ops.errors.DltOpsError` ends it with one ``error:`` line and its exit code.
+
+    Returns ``None``; the return value is ignored.
+    """
+
+
+@hookspec
+def dlt_ops_register_config_keys(register: Register[ConfigKey]) -> None:
+    """Declare config keys the plugin reads, so dlt-ops does not refuse them as unknown.
+
+    Called for a plugin of kind ``config_key`` (entry-point group ``dlt_ops.config_key``, one
+    entry point per key, named after it) when a project sets that key. Call
+    ``register(ConfigKey(name, scope=..., expected=..., check=...), name="<key>")`` with a
+    :class:`dlt_ops.plugin_api.ConfigKey`: ``scope="source"`` for ``[sources.<X>.dlt_ops]
+    <key>``, ``"project"`` for ``[dlt_ops] <key>``. Validate and every run then accept the key
+    and check its value with ``check`` (a value it rejects is a config error, exit 2, quoting
+    ``expected``); a misspelled key is still refused with a suggestion. Read the value with
+    :func:`dlt_ops.config.plugin_keys.plugin_value`. Options of a plugin's own sink live in
+    its ``[dlt_ops.alert_sink.<name>]`` / ``[dlt_ops.ledger_sink.<name>]`` table instead.
 
     Returns ``None``; the return value is ignored.
     """

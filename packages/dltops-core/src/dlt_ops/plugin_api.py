@@ -35,6 +35,7 @@ from dlt_ops.assertions.model import (
     AssertionType,
     AssertionTypeProvider,
 )
+from dlt_ops.config.plugin_keys import ConfigKey
 from dlt_ops.ledger.sinks import (
     LEDGER_SINK,
     LedgerPruner,
@@ -60,6 +61,8 @@ from dlt_ops.validate.framework import (
     ValidationRule,
 )
 
+#: Config keys a plugin reads (see ``dlt_ops_register_config_keys``).
+CONFIG_KEY: Kind[ConfigKey] = Kind("config_key", ConfigKey)
 #: ``dlt-ops <name>`` commands a plugin adds (see ``dlt_ops_register_commands``).
 COMMAND: Kind[CommandProvider] = Kind("command", CommandProvider)
 
@@ -75,6 +78,7 @@ TYPED_KINDS: dict[str, Kind[Any]] = {
         SECRET_BACKEND,
         ALERT_SINK,
         COMMAND,
+        CONFIG_KEY,
     )
 }
 
@@ -82,6 +86,7 @@ __all__ = [
     "ALERT_SINK",
     "ASSERTION_RULE",
     "COMMAND",
+    "CONFIG_KEY",
     "DESTINATION",
     "LEDGER_SINK",
     "SECRET_BACKEND",
@@ -96,6 +101,7 @@ __all__ = [
     "AssertionType",
     "AssertionTypeProvider",
     "CommandProvider",
+    "ConfigKey",
     "DestinationAdapter",
     "DestinationAdapterFactory",
     "Finding",

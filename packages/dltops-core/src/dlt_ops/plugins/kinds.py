@@ -30,6 +30,7 @@ KIND_HOOKS: Mapping[str, str] = {
     "secret_backend": "dlt_ops_register_secret_backends",
     "alert_sink": "dlt_ops_register_alert_sinks",
     "command": "dlt_ops_register_commands",
+    "config_key": "dlt_ops_register_config_keys",
 }
 #: Kinds whose plugins register nothing: loading one (and its lifecycle hooks) is all there is.
 HOOKLESS_KINDS: tuple[str, ...] = ("lifecycle",)
@@ -110,6 +111,7 @@ REGISTRATION_CHECKS: Mapping[str, Callable[[object], str | None]] = {
     "validation_rule": _members("id", "description", "check"),
     "secret_backend": _members("name", "claims", "check", "prepare"),
     "command": _command,
+    "config_key": _members("name", "scope", "expected", "check"),
 }
 
 

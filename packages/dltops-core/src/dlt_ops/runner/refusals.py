@@ -84,11 +84,18 @@ def check_credentials_file(config: ProjectConfig, where: ResolvedDestination) ->
         raise CredentialsInConfigError(key)
 
 
-def check_config_keys(config: ProjectConfig, source: str) -> None:
+def check_config_keys(
+    config: ProjectConfig, source: str, registry: PluginRegistry | None = None
+) -> None:
     """No unknown key in ``[dlt_ops]`` or the run's ``[sources.<source>.dlt_ops]``: validate
-    only warns about them, but a run would silently ignore a misspelled ``dataset``."""
+    only warns about them, but a run would silently ignore a misspelled ``dataset``. A key a
+    plugin declares (``config_key``) is known, and its value checked."""
     mine = ("dlt_ops.", f"sources.{source}.dlt_ops.")
     found = [w for w in config.warnings if w.key.startswith(mine)]
+    if found and registry is not None:
+        from dlt_ops.config.plugin_keys import undeclared
+
+        found = undeclared(config, registry, found)
     if found:
         raise UnknownConfigKeyError([w.message for w in found])
 
@@ -112,7 +119,7 @@ def check_before_start(
     """Every refusal that needs no running source, in the order a user would fix them."""
     from dlt_ops.secrets import resolve_secret_backend
 
-    check_config_keys(config, source)
+    check_config_keys(config, source, registry)
     check_state_writable(config.root)
     check_credentials_file(config, where)
     with refused_before_start():

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dlt_ops.errors import DltOpsError
 from dlt_ops.log import get_logger
 from dlt_ops.validate.framework import Finding, ResolvedRule, ValidationContext
 
@@ -77,10 +78,19 @@ def resolve_catalog(registry: PluginRegistry, switches: dict[str, bool]) -> Cata
     return catalog
 
 
-def _config_findings(config: ProjectConfig, catalog: Catalog) -> list[Finding]:
+def _config_findings(
+    config: ProjectConfig, catalog: Catalog, registry: PluginRegistry
+) -> list[Finding]:
+    from dlt_ops.config.plugin_keys import undeclared
+
     out = []
     valid = ", ".join(sorted(catalog.rules))
-    for w in config.warnings:
+    try:
+        unknown = undeclared(config, registry, list(config.warnings))
+    except DltOpsError as exc:  # a declared key with a bad value, or its plugin did not load
+        unknown = list(config.warnings)
+        out.append(Finding("dlt_ops", "config", str(exc)))
+    for w in unknown:
         table = w.key.rsplit(".", 1)[0]
         source = table.split(".")[1] if table.startswith("sources.") else "dlt_ops"
         out.append(Finding(source, w.key, w.message, is_warning=True))
@@ -200,7 +210,7 @@ def validate_project(
         if project.sources else {}
     )  # fmt: skip
     ctx = ValidationContext(config, project, registry, intro, catalog.rules)
-    findings = [*catalog.problems, *_config_findings(config, catalog)]
+    findings = [*catalog.problems, *_config_findings(config, catalog, registry)]
     findings += _import_findings(ctx, needs_import)
     for resolved in enabled:
         step(f"rule {resolved.id}")
