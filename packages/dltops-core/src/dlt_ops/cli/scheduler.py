@@ -17,7 +17,7 @@ from dlt_ops.cli.state import AppState, RootOption
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.plugins import PluginRegistry
-    from dlt_ops.scheduler.service import Tick
+    from dlt_ops.scheduler.attempt import Tick
 
 scheduler_app = typer.Typer(
     cls=PlainHelpGroup,
@@ -34,7 +34,8 @@ def _line(tick: Tick) -> str:
         return f"✗ {tick.source} (slot {slot}): refused: {tick.error}"
     mark = "✓" if tick.ok else "✗"
     tail = f": {tick.error}" if tick.error else ""
-    return f"{mark} {tick.source} (slot {slot}): run {tick.run_id} {tick.status}{tail}"
+    tries = f" (attempt {tick.attempts})" if tick.attempts > 1 else ""
+    return f"{mark} {tick.source} (slot {slot}): run {tick.run_id} {tick.status}{tries}{tail}"
 
 
 @scheduler_app.command("run")
