@@ -144,3 +144,22 @@ def test_import_failure_in_the_run_process_is_retried_and_not_blamed_on_the_modu
     failed = rows[0][1]
     assert "imports cleanly" in failed and "'NoneType' object has no attribute" in failed, failed
     assert "Fix the module" not in failed
+
+
+def test_sources_sharing_one_duckdb_file_take_turns(project) -> None:  # noqa: ANN001
+    # one writing process per DuckDB file: with --max-parallel the two sources share a lane
+    import duckdb
+
+    config = '[dlt_ops]\ndefault_destination = "duckdb"\ndefault_dataset = "ds"\n\n'
+    config += '[destination.duckdb]\ncredentials = "shared.duckdb"\n\n'
+    for name in ("one", "two", "three"):
+        config += f'[sources.{name}.dlt_ops]\nschedule = "@hourly"\n\n'
+    root = project(config, {n: MODULE.replace("{rows}", "3") for n in ("one", "two", "three")})
+    done = run_cli("scheduler", "run", "--once", "--max-parallel", "3", "--json", cwd=root)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert [t["status"] for t in json.loads(done.stdout)] == ["completed"] * 3
+    with duckdb.connect(str(root / "shared.duckdb"), read_only=True) as con:
+        ledger = con.execute("SELECT source_section, status FROM ds._dlt_ops_runs").fetchall()
+        counts = [con.execute(f"SELECT count(*) FROM ds.rows_{n}").fetchone() for n in ("one",)]
+    assert sorted(ledger) == [("one", "completed"), ("three", "completed"), ("two", "completed")]
+    assert counts == [(3,)]
