@@ -240,6 +240,38 @@ def test_rest_api_page_failure_resumes_from_checkpoint(example: Example) -> None
     assert {c["status"] for c in example.checkpoints("events_api")} == {"completed"}
 
 
+def test_rest_api_resume_books_its_span_and_the_printed_backfill_recovers_it(
+    example: Example,
+) -> None:
+    import shlex
+
+    events = demo.events()
+    with demo.serving(fail_page=4) as api:
+        env = {"SOURCES__EVENTS_API__BASE_URL": api.url}
+        assert example.run("events_api", **env).returncode == 1
+        api.fail_page = None
+        resumed = example.run("events_api", **env)
+        assert resumed.returncode == 0, resumed.stderr[-3000:]
+        shown = example.cli("runs", "show", "last", "-s", "events_api", "--json")
+        (resume,) = json.loads(shown.stdout)["resumes"]
+        assert resume["resource"] == "events" and resume["skipped_from"] == demo.DAY0.isoformat()
+        (row,) = json.loads(shown.stdout)["receipt"]
+        assert (row["skipped_from"], row["resumed_from"]) == (
+            resume["skipped_from"], resume["resumed_from"]
+        )  # fmt: skip
+        text = example.cli("runs", "show", "last", "-s", "events_api").stdout
+        assert f"load it with: {resume['recover']}" in text
+        backfill = example.cli(*shlex.split(resume["recover"])[1:], "-y", **env)
+        assert backfill.returncode == 0, backfill.stderr[-3000:]
+    # append: the backfill stops where the resume began, so each event lands once
+    stamps = [datetime.fromisoformat(e["updated_at"]) for e in events]
+    assert example.per_day("events_api", "events", "updated_at") == _days(stamps)
+    db = example.root / "events_api_pipeline.duckdb"
+    with duckdb.connect(str(db), read_only=True) as con:
+        ids = con.execute(f"SELECT count(*), count(DISTINCT id) FROM {DATASET}.events").fetchone()
+    assert ids == (len(events), len(events))
+
+
 # -- filesystem --------------------------------------------------------------------------------
 
 
