@@ -71,7 +71,7 @@ def with_retries(d: Due, attempt: Callable[[str, str | None], Attempt]) -> Tick:
             return replace(result.tick, attempts=k + 1)
         log.warning("scheduler.retrying", source=d.source, slot=d.slot.isoformat(),
                     attempt=k + 1, error=result.tick.error)  # fmt: skip
-        retry_of = result.tick.run_id
+        retry_of = result.tick.run_id or retry_of  # the newest row this slot wrote
         time.sleep(RETRY_PAUSES_S[k])
     raise AssertionError("unreachable")  # pragma: no cover
 

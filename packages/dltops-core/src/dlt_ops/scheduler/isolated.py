@@ -53,17 +53,23 @@ def _child(job: Job, conn: Any) -> None:
     """In the child: one attempt of one due source; its outcome goes back over ``conn``."""
     from dlt_ops.config import load_project_config
     from dlt_ops.destinations import project_registry
+    from dlt_ops.errors import DltOpsError
     from dlt_ops.isolation import adopt_environment
     from dlt_ops.log import configure_like
-    from dlt_ops.scheduler.attempt import run_attempt
+    from dlt_ops.scheduler.attempt import Attempt, Tick, run_attempt
 
     adopt_environment(job.env)
     if not job.interruptible:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     configure_like(job.log_format, job.log_level)
-    config = load_project_config(Path(job.root))
-    result = run_attempt(project_registry(config), config, job.due, job.now, job.windowed,
-                         run_id=job.run_id, retry_of=job.retry_of)  # fmt: skip
+    try:
+        config = load_project_config(Path(job.root))
+        registry = project_registry(config)
+    except DltOpsError as exc:  # the project changed under the scheduler: not worth a retry
+        result = Attempt(Tick(job.due.source, job.due.slot, error=str(exc)))
+    else:
+        result = run_attempt(registry, config, job.due, job.now, job.windowed,
+                             run_id=job.run_id, retry_of=job.retry_of)  # fmt: skip
     try:
         conn.send(result)
     except (BrokenPipeError, OSError):  # the scheduler is gone: nobody to tell
