@@ -7,6 +7,7 @@ the bad one in the receipt; ``"quarantine"`` keeps a copy of it too.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -49,6 +50,14 @@ def _csv(folder: Path, name: str, rows: int, bad_line: int | None = None) -> Non
     (folder / name).write_text("\n".join(lines) + "\n")
 
 
+def _csv_gz(folder: Path, name: str, rows: int, bad_line: int | None = None) -> None:
+    _csv(folder, name, rows, bad_line)
+    path = folder / name
+    with gzip.open(folder / f"{name}.gz", "wb") as out:
+        out.write(path.read_bytes())
+    path.unlink()
+
+
 def _jsonl(folder: Path, name: str, rows: int, bad_line: int | None = None) -> None:
     lines = [json.dumps({"id": f"{name}-{i}", "amount": i}) for i in range(rows)]
     if bad_line is not None:
@@ -78,7 +87,11 @@ def _ids(root: Path) -> list[str]:
 
 @pytest.mark.parametrize(
     ("reader", "write", "name", "line"),
-    [("read_csv", _csv, "orders_2026-01-07.csv", 503), ("read_jsonl", _jsonl, "b.jsonl", 451)],
+    [
+        ("read_csv", _csv, "orders_2026-01-07.csv", 503),
+        ("read_csv", _csv_gz, "orders_2026-01-08.csv", 77),
+        ("read_jsonl", _jsonl, "b.jsonl", 451),
+    ],
 )
 def test_the_error_names_the_file_and_its_real_line(
     tmp_path: Path, reader: str, write: Any, name: str, line: int
@@ -90,7 +103,8 @@ def test_the_error_names_the_file_and_its_real_line(
     write(folder, "z_good", 20)
     done = _run(root, env)
     assert done.returncode == 1, done.stderr[-2000:]
-    assert f"resource 'orders' cannot read {name}, line {line}:" in done.stderr
+    shown = f"{name}.gz" if write is _csv_gz else name
+    assert f"resource 'orders' cannot read {shown}, line {line}:" in done.stderr
     assert 'on_bad_file = "skip"' in done.stderr
 
 
