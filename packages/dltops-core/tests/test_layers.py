@@ -19,7 +19,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(names.split())
     for names in (
         "errors redact log clock cron liveness jsonl atomic_file tables working_state fast_exit"
-        " _preload",
+        " _preload names",
         "plugins",
         "config adapters dlt_schema",
         "destinations secrets alerts triggers isolation",

@@ -119,10 +119,20 @@ class ResolvedDestination:
 def resolve_destination(
     config: ProjectConfig, source: str, dataset_override: str | None = None
 ) -> ResolvedDestination:
-    """Resolve a source's destination and dataset from config (raises on missing config)."""
+    """Resolve a source's destination and dataset from config (raises on missing config).
+
+    Every command that touches a source's files or tables comes through here, so the source's
+    name and the dataset are checked here, the same way for all (exit 2): the name by
+    :func:`dlt_ops.names.check_name`, the dataset as a SQL name (the ledger lives in it)."""
+    from dlt_ops.adapters.model import check_identifier
+    from dlt_ops.names import check_name
+
+    check_name(source, subject="source")
+    dataset = config.dataset_for(source, dataset_override)
+    check_identifier(dataset, max_length=1024, subject="dataset")
     return ResolvedDestination(
         engine=engine_name(config.destination_for(source)),
-        dataset=config.dataset_for(source, dataset_override),
+        dataset=dataset,
         pipeline_name=pipeline_name_for(source),
     )
 

@@ -89,6 +89,11 @@ class ConfigValueError(ConfigError):
         )
 
 
+class ProjectLinkError(ConfigError):
+    """A pipeline directory holds a symlink that cannot be followed (a loop, a module linked to
+    nothing); a run refuses before anything is written."""
+
+
 class UnresolvedDestinationError(ConfigError):
     """No destination is configured for a source."""
 
@@ -101,6 +106,11 @@ class UsageError(DltOpsError):
     """A command was called with arguments that cannot work together."""
 
     exit_code = 2
+
+
+class InvalidNameError(UsageError):
+    """A name or path given to a command cannot be one: a control character (a NUL, a line
+    break), a path where a name belongs, or too long (see ``dlt_ops.names``)."""
 
 
 # -- plugins -----------------------------------------------------------------------------------

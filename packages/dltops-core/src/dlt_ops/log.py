@@ -228,6 +228,51 @@ class _ConfiguringLoader:
 _FINDER = _ConfigureOnImport()
 
 
+class _OneLineErrors(logging.Filter):
+    """Without ``--debug``, a stdlib record's traceback (dlt's ``logger.exception`` on a full
+    disk or a lost destination, a driver's) becomes one line: the exception's type and
+    message join the record's own, and the traceback is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, dict):  # structlog's own event, rendered by its processors
+            return True
+        exc = record.exc_info[1] if record.exc_info else None
+        message = record.getMessage()
+        if _TRACEBACK in message:  # dlt quotes a failed job's traceback in the message itself
+            message = _without_traceback(message)
+        if exc is not None:
+            first = next(iter(str(exc).splitlines()), "")
+            message = f"{message}: {type(exc).__name__}: {first}".rstrip(": ")
+        record.msg, record.args = message, ()
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        return True
+
+
+_TRACEBACK = "Traceback (most recent call last):"
+
+
+def _without_traceback(message: str) -> str:
+    """``message`` up to the traceback it quotes, then the last exception's first line (the
+    first unindented line after the last traceback's frames)."""
+    head, _, rest = message.partition(_TRACEBACK)
+    last = rest.rpartition(_TRACEBACK)[2]
+    cause = next((ln for ln in last.splitlines() if ln.strip() and not ln[0].isspace()), "")
+    return f"{head.rstrip()} {cause.strip()}".strip()
+
+
+_ONE_LINE = _OneLineErrors()
+
+
+def _one_line_errors(on: bool) -> None:
+    """Put (or, for ``--debug``, take) :class:`_OneLineErrors` on dlt's logger, which does not
+    propagate, and on the root handler every other library's records reach."""
+    for target in (logging.getLogger("dlt"), _handler):
+        if on:
+            target.addFilter(_ONE_LINE)
+        else:
+            target.removeFilter(_ONE_LINE)
+
+
 def configure_logging(fmt: LogFormat = LogFormat.auto, *, debug: bool = False) -> None:
     """Set how structlog and the stdlib root logger render, for one CLI process."""
     global _settings, _applied, _handler
@@ -242,6 +287,7 @@ def configure_logging(fmt: LogFormat = LogFormat.auto, *, debug: bool = False) -
         root = logging.getLogger()
         root.handlers[:] = [_handler]
         root.setLevel(level)
+        _one_line_errors(not debug)
         if "structlog" in sys.modules:
             _apply(sys.modules["structlog"])
         elif _FINDER not in sys.meta_path:

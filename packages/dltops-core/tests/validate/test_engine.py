@@ -66,7 +66,7 @@ def test_third_party_rule(make_project, run_validate, h, exempt, plugin_registry
     )
     _show_rules(resolve_catalog(registry, {}))
     out = capsys.readouterr().out
-    assert "Resolved rules (26):" in out
+    assert "Resolved rules (27):" in out
     line = next(ln for ln in out.splitlines() if "acme_no_foo" in ln)
     assert "on" in line and "<inline acme_rules>" in line
     files = {"p/source/foo.py": h.good_source("foo")}

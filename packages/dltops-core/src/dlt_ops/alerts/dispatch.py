@@ -33,15 +33,20 @@ def check_alert_sinks(registry: PluginRegistry, config: ProjectConfig) -> None:
     now (``ConfigError``, exit 2) rather than fail when the first alert is sent; any other
     error building it is left to alert time, where it is logged."""
     for name in configured_sinks(config):
-        factory = registry.get(ALERT_SINK, name)
-        context = _context(config, name)
-        call_timeout(context.options, table=f"[dlt_ops.alert_sink.{name}]")
-        try:
-            factory(context)
-        except DltOpsError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - not a config verdict: alert time logs it
-            log.debug("alerts.sink_check_failed", sink=name, error=_describe(exc))
+        check_alert_sink(registry, config, name)
+
+
+def check_alert_sink(registry: PluginRegistry, config: ProjectConfig, name: str) -> None:
+    """One sink of :func:`check_alert_sinks` (``validate`` reports each on its own)."""
+    factory = registry.get(ALERT_SINK, name)
+    context = _context(config, name)
+    call_timeout(context.options, table=f"[dlt_ops.alert_sink.{name}]")
+    try:
+        factory(context)
+    except DltOpsError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - not a config verdict: alert time logs it
+        log.debug("alerts.sink_check_failed", sink=name, error=_describe(exc))
 
 
 def _context(config: ProjectConfig, name: str) -> AlertSinkContext:

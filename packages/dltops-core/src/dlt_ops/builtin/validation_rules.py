@@ -28,6 +28,7 @@ def dlt_ops_register_validation_rules(register: Register) -> None:
 #: Reference §3.2 order.
 CORE_RULE_ORDER = (
     "import_safety",
+    "project_links",
     "config_section_required",
     "schedule_required",
     "explicit_source_name",

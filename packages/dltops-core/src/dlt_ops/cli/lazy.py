@@ -20,6 +20,7 @@ from typer.core import TyperCommand
 from typer.models import CommandInfo, TyperInfo
 
 from dlt_ops.cli.help_format import PlainHelpGroup
+from dlt_ops.cli.names import guard_names
 
 #: What ``-r`` means now, for a caller of the old global ``-r DIR``.
 OLD_ROOT_HINT = (
@@ -81,6 +82,8 @@ class LazyGroup(PlainHelpGroup):
     """A ``TyperGroup`` over :attr:`entries`; build one with :func:`lazy_group`."""
 
     entries: tuple[Entry, ...] = ()
+    #: its subcommands are built (and name-guarded) on first use: :func:`guard_names` skips it
+    lazy: ClassVar[bool] = True
     #: also list the commands plugins add (the root group only)
     with_plugin_commands: ClassVar[bool] = False
     #: what ``typer.Typer`` passes down by default (the app keeps pretty exceptions off anyway)
@@ -103,18 +106,21 @@ class LazyGroup(PlainHelpGroup):
     def _build(self, name: str) -> Any:
         entry = next(e for e in self.entries if e.name == name)
         target = entry.load()
+        command: Any
         if isinstance(target, typer.Typer):  # as ``Typer.add_typer(target, name=name)``
-            return typer.main.get_group_from_info(
+            command = typer.main.get_group_from_info(
                 TyperInfo(target, name=name),
                 pretty_exceptions_short=self.pretty_exceptions_short,
                 rich_markup_mode=self.rich_markup_mode,
                 suggest_commands=self.suggest_commands,
             )
-        return typer.main.get_command_from_info(  # as ``Typer.command(name)(target)``
-            CommandInfo(name=name, callback=target),
-            pretty_exceptions_short=self.pretty_exceptions_short,
-            rich_markup_mode=self.rich_markup_mode,
-        )
+        else:
+            command = typer.main.get_command_from_info(  # as ``Typer.command(name)(target)``
+                CommandInfo(name=name, callback=target),
+                pretty_exceptions_short=self.pretty_exceptions_short,
+                rich_markup_mode=self.rich_markup_mode,
+            )
+        return guard_names(command)  # every command's names are checked the same way
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands)  # names only: listing must not import

@@ -24,7 +24,10 @@ RootOption = Annotated[
 def _looks_like_root(name: str) -> bool:
     path = Path(name).expanduser()
     pathlike = name in (".", "..") or "/" in name or os.sep in name or name.startswith("~")
-    return path.is_dir() and (pathlike or (path / ".dlt" / "config.toml").is_file())
+    try:
+        return path.is_dir() and (pathlike or (path / ".dlt" / "config.toml").is_file())
+    except OSError:  # too long to be a path (or a loop): the name check says what is wrong
+        return False
 
 
 def not_a_directory(value: Any) -> Any:

@@ -207,6 +207,26 @@ def _source_config(name: str, section: Any, path: Path) -> tuple[SourceConfig, l
     return SourceConfig(name=name, has_section=True, **values), warnings
 
 
+def _refuse_nul(value: Any, path: Path, where: str = "") -> None:
+    """A NUL byte anywhere in ``config.toml`` (a key or a string, ``"\\u0000"`` in TOML) is a
+    config error (exit 2): file names, drivers and dlt's own config cut a string at it, so the
+    value used would silently differ from the one written."""
+    if isinstance(value, str):
+        if "\0" in value:
+            raise ConfigError(
+                f"{path}: {where or 'a value'} contains a NUL byte (\\u0000), which names, paths "
+                f"and drivers cannot hold; remove it."
+            )
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{where}.{key}" if where else str(key)
+            _refuse_nul(str(key), path, repr(inner))
+            _refuse_nul(item, path, inner)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _refuse_nul(item, path, f"{where}[{index}]")
+
+
 def load_project_config(root: Path) -> ProjectConfig:
     """Read and type-check ``<root>/.dlt/config.toml``; arm redaction for the project's secrets.
 
@@ -223,6 +243,7 @@ def config_from_raw(root: Path, raw: dict[str, Any]) -> ProjectConfig:
     """Type-check an already parsed ``config.toml`` (``raw``) of the project at ``root``
     (``dlt-ops migrate`` checks a 0.1 file rewritten in memory before writing it)."""
     path = root / CONFIG_RELPATH
+    _refuse_nul(raw, path)
     table = raw.get("dlt_ops")
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: a [dlt_ops] table is required to mark a dlt-ops project.")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from dlt_ops.config.toml import read_toml
 from dlt_ops.errors import ProjectRootNotFoundError
+from dlt_ops.names import check_path
 
 CONFIG_RELPATH = Path(".dlt") / "config.toml"
 
@@ -25,8 +26,14 @@ def find_project_root(explicit: Path | None = None, start: Path | None = None) -
     skipped in favour of a parent.
     """
     if explicit is not None:
-        root = explicit.expanduser().resolve()
-        if not root.is_dir():
+        check_path(explicit, subject="--root")
+        try:
+            root = explicit.expanduser().resolve()
+            is_dir = root.is_dir()
+        except (OSError, RuntimeError) as exc:  # a symlink loop, a name the system refuses
+            why = getattr(exc, "strerror", None) or "a symlink loop"
+            raise ProjectRootNotFoundError(f"--root {explicit}: {why}.") from exc
+        if not is_dir:
             raise ProjectRootNotFoundError(f"--root {explicit}: no such directory.")
         if not is_project_root(root):
             raise ProjectRootNotFoundError(

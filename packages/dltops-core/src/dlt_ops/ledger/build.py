@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from dlt_ops.ledger.bounded import bounded_sink
 from dlt_ops.ledger.sinks import LEDGER_SINK, LedgerSink, LedgerSinkContext
 from dlt_ops.log import get_logger
-from dlt_ops.plugins.bound import call_timeout
+from dlt_ops.plugins.bound import sink_call_timeout
 from dlt_ops.redact import redact
 
 if TYPE_CHECKING:
@@ -26,10 +26,7 @@ DESTINATION_SINK = "destination"
 def ledger_call_timeout(config: ProjectConfig, name: str) -> float:
     """Sink ``name``'s bound, ``[dlt_ops.ledger_sink.<name>] call_timeout_s`` (``ConfigError``
     when it is not a number in (0, 600])."""
-    options = config.ledger_sink.get(name, {})
-    return call_timeout(
-        options if isinstance(options, dict) else {}, table=f"[dlt_ops.ledger_sink.{name}]"
-    )
+    return sink_call_timeout(config.ledger_sink, "ledger_sink", name)
 
 
 def build_sinks(

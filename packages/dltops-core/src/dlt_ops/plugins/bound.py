@@ -53,6 +53,15 @@ def call_timeout(options: Mapping[str, Any], *, table: str) -> float:
     return seconds
 
 
+def sink_call_timeout(tables: Mapping[str, Any], kind: str, name: str) -> float:
+    """Sink ``name``'s bound from ``tables`` (``[dlt_ops.<kind>]``: one options table per
+    sink): ``[dlt_ops.<kind>.<name>] call_timeout_s``, or a ``ConfigError``."""
+    options = tables.get(name, {})
+    return call_timeout(
+        options if isinstance(options, dict) else {}, table=f"[dlt_ops.{kind}.{name}]"
+    )
+
+
 class _Call:
     __slots__ = ("args", "done", "error", "fn", "value")
 

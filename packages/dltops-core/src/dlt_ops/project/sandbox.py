@@ -103,7 +103,11 @@ def module_digest(root: Path, pipeline_dir: Path, module: Path) -> str:
     h.update(module.read_bytes())
     for path in sorted(pipeline_dir.rglob("*.py")):
         if "__pycache__" not in path.parts and path != module:
-            h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+            try:
+                content = path.read_bytes()
+            except OSError:  # a symlink loop or a dangling link: validate names it
+                content = b"\0unreadable"
+            h.update(path.relative_to(root).as_posix().encode() + b"\0" + content)
     return h.hexdigest()
 
 

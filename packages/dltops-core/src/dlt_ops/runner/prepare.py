@@ -159,12 +159,14 @@ def prepare_run(
     """Resolve ``source`` for running; let lifecycle plugins check it and contribute gates."""
     from dlt_ops.config.secret_values import harvest_project_secrets
     from dlt_ops.project.discovery import discover
+    from dlt_ops.project.links import check_links
     from dlt_ops.secrets import engage_destination_secrets
 
     # before any plugin hook: masked even if this config did not come from load_project_config
     harvest_project_secrets(config.root, config.raw)
     project = discover(config.root)
-    project.source(source)  # unknown source: a usage error before any row
+    info = project.source(source)  # unknown source: a usage error before any row
+    check_links(config.root, info.pipeline_dir, source=source)  # a symlink loop: exit 2
     target = resolve_target(registry, config, source, dataset)
     # the ledger, receipts and state tables live in this dataset: refuse a name no adapter
     # could quote before anything is written (exit 2), rather than lose the ledger silently

@@ -6,7 +6,7 @@ They call the same functions as the runtime preflight, so validate and run canno
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from dlt_ops.errors import ConfigError, DltOpsError, PluginError
 from dlt_ops.validate.capability import check_destination, engaged_by_config
@@ -58,25 +58,36 @@ def run_plugins_load(ctx: ValidationContext) -> Iterator[Finding]:
 
 
 def _sinks_registered(
-    ctx: ValidationContext, kind: str, key: str, names: tuple[str, ...]
+    key: str, names: tuple[str, ...], check: Callable[[str], object]
 ) -> Iterator[Finding]:
     for name in names:
         try:
-            ctx.registry.get(kind, name)
+            check(name)
         except DltOpsError as exc:
             yield Finding("dlt_ops", key, str(exc))
 
 
 def alert_sink_registered(ctx: ValidationContext) -> Iterator[Finding]:
-    """Every name in [dlt_ops] alert_sinks is an installed alert sink (a run refuses it)."""
-    from dlt_ops.alerts.dispatch import KIND, configured_sinks
+    """Every name in [dlt_ops] alert_sinks is an installed alert sink whose options hold (a
+    webhook's url, call_timeout_s): a run refuses it."""
+    from dlt_ops.alerts.dispatch import check_alert_sink, configured_sinks
 
-    yield from _sinks_registered(ctx, KIND, "alert_sinks", configured_sinks(ctx.config))
+    def check(name: str) -> None:
+        check_alert_sink(ctx.registry, ctx.config, name)
+
+    yield from _sinks_registered("alert_sinks", configured_sinks(ctx.config), check)
 
 
 def ledger_sink_registered(ctx: ValidationContext) -> Iterator[Finding]:
-    """Every name in [dlt_ops] ledger_sinks is an installed ledger sink (a run refuses it)."""
-    yield from _sinks_registered(ctx, "ledger_sink", "ledger_sinks", ctx.config.ledger_sinks)
+    """Every name in [dlt_ops] ledger_sinks is an installed ledger sink with a valid
+    call_timeout_s (a run refuses it)."""
+    from dlt_ops.plugins.bound import sink_call_timeout
+
+    def check(name: str) -> None:
+        ctx.registry.get("ledger_sink", name)
+        sink_call_timeout(ctx.config.ledger_sink, "ledger_sink", name)
+
+    yield from _sinks_registered("ledger_sinks", ctx.config.ledger_sinks, check)
 
 
 PLATFORM_RULES = (

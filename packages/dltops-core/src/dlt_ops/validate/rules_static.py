@@ -179,7 +179,20 @@ def secrets_not_in_config(ctx: ValidationContext) -> Iterator[Finding]:
             yield Finding(s.name, "credentials", str(CredentialsInConfigError(key)))
 
 
+def project_links(ctx: ValidationContext) -> Iterator[Finding]:
+    """No pipeline directory holds a symlink loop or a module linked to nothing (every run of
+    its sources refuses one)."""
+    from dlt_ops.project.links import broken_links, describe
+
+    for pipeline in ctx.project.pipelines:
+        links = broken_links(pipeline.path)
+        if links:
+            yield Finding(pipeline.name, "links", describe(ctx.project.root, links))
+
+
 STATIC_RULES = (
+    Rule("project_links", "No symlink loop or dangling module link in a pipeline directory.",
+         project_links, exemptable=False),
     Rule("config_section_required", "Every source has a [sources.<name>] config section.",
          config_section_required),
     Rule("schedule_required", "Every source declares a valid schedule.", schedule_required),
