@@ -93,3 +93,14 @@ def test_a_failed_look_says_why(cli, shop: Path) -> None:
     assert out.exit_code == 0
     assert "Resources (0):" in out.stdout
     assert "importing and calling it failed" in out.stdout and "credentials" in out.stdout
+
+
+def test_a_failed_live_look_of_a_reflected_source_falls_back_to_the_cache(cli, shop: Path) -> None:
+    assert cli("--root", str(shop), "pipeline", "resources", "-s", "shop").exit_code == 0
+    db = shop.parent / "shop.db"  # the database goes away (same config: the same cache key)
+    db.unlink()
+    db.mkdir()  # a directory where the file was: sqlite cannot open it
+    out = cli("--root", str(shop), "pipeline", "resources", "-s", "shop")
+    assert out.exit_code == 0
+    assert "Resources (2):" in out.stdout  # the list an earlier look cached
+    assert "(listed from the cache of an earlier look)" in out.stdout
