@@ -84,3 +84,32 @@ def test_payloads_are_json_with_stable_params() -> None:
     when = datetime(2026, 1, 1, tzinfo=UTC)
     assert json.loads(row_json({"a": 1, "at": when})) == {"a": 1, "at": str(when)}
     assert params_json({"b": 1, "a": when}) == json.dumps({"a": str(when), "b": 1})
+
+
+def test_the_write_is_logged_with_its_row_count(session: DestinationSession) -> None:
+    from structlog.testing import capture_logs
+
+    with capture_logs() as logs:
+        assert writer(session).write([rejected(1), rejected(2), rejected(3)]) == 3
+    assert [e for e in logs if e["event"] == "assertions.quarantined"] == [
+        {"event": "assertions.quarantined", "rows": 3, "table": "_dlt_rejected",
+         "log_level": "info"}
+    ]  # fmt: skip
+
+
+def test_rejected_at_is_utc_under_another_local_zone(
+    session: DestinationSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Kathmandu")  # +05:45: no whole-hour coincidence
+    time.tzset()
+    try:
+        before = datetime.now(UTC)
+        writer(session).write([rejected(1)])
+        (stored,) = session.query(ALL)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    at = stored[7] if stored[7].tzinfo else stored[7].replace(tzinfo=UTC)
+    assert before - timedelta(seconds=5) <= at <= datetime.now(UTC) + timedelta(seconds=5)

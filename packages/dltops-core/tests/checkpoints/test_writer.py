@@ -150,3 +150,49 @@ def test_a_long_queue_lands_in_statements_of_bounded_size(monkeypatch: pytest.Mo
     assert [v for batch in session.batches for v in batch] == list(range(queued + 1))
     assert writer.written == queued + 1
     writer.close()
+
+
+class FailingOnce(RecordingSession):
+    """A destination whose first statement fails, quoting a password."""
+
+    def insert_rows(self, spec: TableSpec, rows: list[tuple[Any, ...]]) -> int:
+        if not self.first_commit_done.is_set():
+            self.first_commit_done.set()
+            raise RuntimeError("cannot reach postgresql://app:hunter22@db/x")
+        return super().insert_rows(spec, rows)
+
+
+def test_every_saved_and_every_failed_checkpoint_is_logged() -> None:
+    from structlog.testing import capture_logs
+
+    session = FailingOnce()
+    writer = _writer(session)
+    with capture_logs() as logs:
+        writer.submit((1,), 10, 100, "v1")
+        assert writer.flush(timeout=30)
+        writer.submit((2,), 20, 200, "v2")  # the writer carries on after a failed write
+        assert writer.flush(timeout=30)
+        writer.close()
+    assert (writer.failed, writer.written) == (1, 1)
+    assert session.batches == [[2]]
+    assert [e for e in logs if e["log_level"] in ("error", "info")] == [
+        {
+            "event": "[events] Failed to save checkpoint at page 10 (cannot reach "
+            "postgresql://app:***@db/x). The run continues; a resume would restart from the "
+            "last checkpoint that did land.",
+            "resource": "events", "page": 10, "log_level": "error",
+        },
+        {
+            "event": "[events] Checkpoint saved: page 20, 200 records, value: v2",
+            "resource": "events", "page": 20, "records": 200, "checkpoint_value": "v2",
+            "log_level": "info",
+        },
+    ]  # fmt: skip
+
+
+def test_a_writer_that_never_got_a_row_has_nothing_to_flush_or_close() -> None:
+    session = RecordingSession()
+    writer = _writer(session)
+    assert writer.flush(timeout=0.01)  # nothing submitted: drained at once
+    writer.close()
+    assert session.batches == [] and writer.written == 0
