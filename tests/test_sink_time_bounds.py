@@ -184,3 +184,33 @@ def test_a_call_that_raises_raises_in_the_caller() -> None:
     with pytest.raises(ValueError, match="nope"):
         bound.write("send", lambda: (_ for _ in ()).throw(ValueError("nope")))
     assert bound.read("send", lambda: "ok") == "ok"  # not behind: a raise is no timeout
+
+
+def test_a_lifecycle_observer_that_never_returns_does_not_stall_the_run(
+    project, templates, never, monkeypatch
+) -> None:  # noqa: ANN001
+    from dlt_ops.runner import lifecycle
+
+    monkeypatch.setattr(lifecycle, "OBSERVER_TIMEOUT_S", 0.2)  # the default is 30 s
+    root = project(CONFIG.format(top=""), {"events_src": templates["events"]})
+    module = types.ModuleType("hanging_observer")
+
+    @hookimpl
+    def dlt_ops_run_started(run: Any) -> None:
+        never.wait()
+
+    @hookimpl
+    def dlt_ops_run_finished(run: Any) -> None:
+        never.wait()
+
+    module.dlt_ops_run_started = dlt_ops_run_started  # type: ignore[attr-defined]
+    module.dlt_ops_run_finished = dlt_ops_run_finished  # type: ignore[attr-defined]
+    registry = PluginRegistry()
+    registry.add_plugin(module, name="hanging", kind="lifecycle")
+    config = load_project_config(root)
+    with capture_logs() as logs:
+        outcome = _in_thread(lambda: execute_run(registry, config, RunRequest("events_src")))
+    assert outcome.ok and outcome.record.records_loaded == 6
+    timed_out = [(e["call"], e["timeout_s"]) for e in logs if e["event"] == "plugin.timed_out"]
+    assert timed_out == [("dlt_ops_run_started", 0.2), ("dlt_ops_run_finished", 0.2)]
+    assert outcome.reports  # the built-in receipts observer still ran after the hung one

@@ -7,15 +7,20 @@ take part too.
 
 pluggy stops a hook call at the first exception, so observers are called one plugin at a time:
 a raising observer is logged at ERROR and never reaches the run, its outcome or the next
-observer.
+observer. A plugin's observer is time-bounded as the sinks are (:mod:`dlt_ops.plugins.bound`,
+:data:`OBSERVER_TIMEOUT_S`): one that hangs is logged as timed out and the run goes on. The
+built-in observers (``dlt_ops.builtin``: alerts, receipts, lineage) are not wrapped: each call
+they make into a plugin or the destination is bounded on its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dlt_ops.log import get_logger
+from dlt_ops.plugins.bound import DEFAULT_S, Bound
 from dlt_ops.redact import redact
 
 if TYPE_CHECKING:
@@ -27,6 +32,10 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 
+#: The most one plugin's run_started / run_finished observer may take (the sinks' default).
+OBSERVER_TIMEOUT_S = DEFAULT_S
+_BUILTIN = "dlt_ops.builtin."
+
 
 def one_by_one(registry: PluginRegistry, hook: str) -> Iterator[tuple[str, HookCaller]]:
     """``(plugin name, caller of that plugin's implementation alone)`` per implementation."""
@@ -37,9 +46,15 @@ def one_by_one(registry: PluginRegistry, hook: str) -> Iterator[tuple[str, HookC
 
 
 def _observe(registry: PluginRegistry, hook: str, **kwargs: Any) -> None:
+    builtin = _builtin_plugins(registry, hook)
     for plugin, call in one_by_one(registry, hook):
         try:
-            call(**kwargs)
+            if plugin in builtin:
+                call(**kwargs)
+            else:
+                Bound(f"lifecycle '{plugin}'", OBSERVER_TIMEOUT_S).read(
+                    hook, partial(call, **kwargs)
+                )
         except Exception as exc:  # an observer never changes the run or stops another
             log.error(
                 "run.observer_failed",
@@ -47,6 +62,11 @@ def _observe(registry: PluginRegistry, hook: str, **kwargs: Any) -> None:
                 plugin=plugin,
                 error=redact(f"{type(exc).__name__}: {exc}"),
             )
+
+
+def _builtin_plugins(registry: PluginRegistry, hook: str) -> set[str]:
+    impls = getattr(registry.pm.hook, hook).get_hookimpls()
+    return {i.plugin_name for i in impls if getattr(i.plugin, "__name__", "").startswith(_BUILTIN)}
 
 
 def run_started(run: RunContext, record: RunRecord) -> None:
