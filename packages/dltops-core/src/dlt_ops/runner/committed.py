@@ -55,11 +55,16 @@ def committed_load_ids(session: DestinationSession, load_ids: list[str]) -> set[
 
 
 def settle_committed(
-    working_dir: Path, open_session: Callable[[], DestinationSession] | None
+    working_dir: Path,
+    open_session: Callable[[], DestinationSession] | None,
+    *,
+    all_or_none: bool = False,
 ) -> list[str]:
     """Move every pending package that ``_dlt_loads`` says committed to ``load/loaded``; return
     their load ids. Asks the destination only when a package is pending; a destination that
-    cannot be asked (or a core-tier one, ``open_session`` ``None``) settles nothing."""
+    cannot be asked (or a core-tier one, ``open_session`` ``None``) settles nothing.
+    ``all_or_none``: settle only when every pending package committed (a failed load step that
+    counts as loaded), else leave them all to the next run, which books what it settles."""
     pending = pending_load_ids(working_dir)
     if not pending or open_session is None:
         return []
@@ -67,6 +72,8 @@ def settle_committed(
         committed = committed_load_ids(open_session(), pending)
     except Exception as exc:  # noqa: BLE001 - unknown means "not committed": dlt loads it
         log.warning("packages.commit_check_failed", error=f"{type(exc).__name__}: {exc}"[:300])
+        return []
+    if all_or_none and committed != set(pending):
         return []
     settled = []
     loaded = working_dir / "load" / "loaded"

@@ -112,6 +112,9 @@ class RunState:
     #: Dead runs this run closed ``completed`` because their load had committed, with the rows
     #: per table it landed (``None``: not known per table); their receipts are written for them.
     closed_landed: list[tuple[RunRecord, Mapping[str, int] | None]] = field(default_factory=list)
+    #: Pending packages found committed (in ``_dlt_loads``) before the run and booked by it:
+    #: their run had ended without booking them.
+    settled: list[str] = field(default_factory=list)
     #: Checkpointed resources that resumed from a checkpoint, with the span they skipped
     #: (``dlt_ops.ledger.resumes.Resume``), booked on the ledger row and the receipt.
     resumes: list[Resume] = field(default_factory=list)

@@ -38,7 +38,7 @@ from dlt_ops.ledger.sinks import LedgerSink
 from dlt_ops.log import bound_contextvars, get_logger
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.runner import counts, lifecycle
-from dlt_ops.runner.committed import pending_load_ids, settle_committed
+from dlt_ops.runner.committed import settle_committed
 from dlt_ops.runner.context import RunContext, active_run
 from dlt_ops.runner.first_load import first_load_turn
 from dlt_ops.runner.half_written import check_working_dir, half_written
@@ -379,9 +379,13 @@ def _close_dead_runs(
     committed is closed ``completed`` with what it landed — its pending packages that
     ``_dlt_loads`` records are settled first — and noted in the state, so its receipt is
     written from the same counts. Finishes an earlier run could not write (the outbox) go
-    first: such a row is over, with its own cause."""
+    first: such a row is over, with its own cause. A settled package whose run is not closed
+    here (that run ended: failed after its commit) is this run's to book, as dlt's load step
+    would have loaded it again."""
     outbox.flush(ctx.config.root, sinks, ctx.source, dataset=ctx.target.dataset)
-    settle_committed(work, open_session if ctx.target.has_adapter else None)
+    settled = settle_committed(work, open_session if ctx.target.has_adapter else None)
+    book = PackageBook(work)
+    origins = {load_id: book.origin(load_id).run_id for load_id in settled}
     landed: dict[str, Landed] = {}
 
     def rows_of(dead: str) -> int | None:
@@ -392,6 +396,7 @@ def _close_dead_runs(
 
     closed = close_dead_runs_of(sinks, ctx.source, closed_by=ctx.run_id, landed=rows_of)
     ctx.state.closed_landed = [(r, landed[r.run_id].tables) for r in closed if r.run_id in landed]
+    ctx.state.settled = [load_id for load_id, run in origins.items() if run not in landed]
 
 
 def _first(loaded: LoadedBooks | None) -> str | None:
@@ -542,6 +547,7 @@ def _execute(
         with request.load_guard() if request.load_guard is not None else nullcontext(), \
                 first_load_turn(ctx, pipeline):  # fmt: skip
             load_info, load_ids = _load(ctx, pipeline)
+        load_ids += [i for i in state.settled if i not in load_ids]
         # a package an earlier run left pending loads here too: book its rows to this run
         state.loaded = book_loaded(
             book, load_ids, own, lambda lid: count_landed_rows(pipeline, lid)
@@ -552,14 +558,16 @@ def _execute(
 
 def _load(ctx: RunContext, pipeline: Any) -> tuple[LoadInfo | None, list[str]]:
     """dlt's load step, and the load ids it loaded. A load that failed after its packages
-    committed (a full disk when dlt records them loaded) counts as loaded: every package it
-    left pending is in ``_dlt_loads``; they are settled, never loaded again."""
+    committed (a full disk when dlt records them loaded) counts as loaded when every package it
+    left pending is in ``_dlt_loads``: they are settled, never loaded again. Otherwise the run
+    fails and the next one settles (and books) what committed."""
     try:
         load_info = pipeline.load()
     except Exception as exc:
         work = Path(pipeline.working_dir)
-        settled = settle_committed(work, ctx.open_session if ctx.target.has_adapter else None)
-        if not settled or pending_load_ids(work):
+        opener = ctx.open_session if ctx.target.has_adapter else None
+        settled = settle_committed(work, opener, all_or_none=True)
+        if not settled:
             raise
         log.warning("run.load_failed_after_commit", load_ids=settled, error=summarize_error(exc))
         return None, settled
