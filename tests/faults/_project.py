@@ -19,7 +19,8 @@ DLT_OPS = str(Path(sys.executable).parent / "dlt-ops")
 #: ``FT_AFTER_COMMIT`` acts the first time dlt records a package as loaded — after its load
 #: committed (``_dlt_loads`` written), before the marker file and the move to ``load/loaded``:
 #: ``kill`` SIGKILLs the run there; ``fill:<dir>`` fills the file system of ``<dir>``, so dlt's
-#: own write fails with ENOSPC.
+#: own write fails with ENOSPC; ``run:<command>`` runs a shell command (e.g. stops the database)
+#: and fails that write as ENOSPC would.
 SOURCE = """
 import os
 import time
@@ -54,6 +55,11 @@ if _AFTER_COMMIT:
         PackageStorage.complete_loading_package = _complete  # once per process
         if _AFTER_COMMIT == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if _AFTER_COMMIT.startswith("run:"):
+            import subprocess
+
+            subprocess.run(_AFTER_COMMIT[4:], shell=True, check=False)
+            raise OSError(28, "No space left on device (injected after the commit)")
         _fill(_AFTER_COMMIT.partition(":")[2])
         return _complete(self, load_id, load_state)
 
