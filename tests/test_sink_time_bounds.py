@@ -214,3 +214,16 @@ def test_a_lifecycle_observer_that_never_returns_does_not_stall_the_run(
     timed_out = [(e["call"], e["timeout_s"]) for e in logs if e["event"] == "plugin.timed_out"]
     assert timed_out == [("dlt_ops_run_started", 0.2), ("dlt_ops_run_finished", 0.2)]
     assert outcome.reports  # the built-in receipts observer still ran after the hung one
+
+
+def test_an_idle_worker_ends_and_the_next_call_starts_another(monkeypatch) -> None:  # noqa: ANN001
+    from dlt_ops.plugins import bound as bound_module
+
+    monkeypatch.setattr(bound_module, "IDLE_EXIT_S", 0.05)  # 2 s: a backfill's many chunks
+    bound = Bound("ledger_sink 'jsonl'", 5)
+    assert bound.read("read_runs", lambda: 1) == 1
+    worker = bound._worker
+    assert worker is not None
+    worker.join(GUARD_S)
+    assert not worker.is_alive()  # no idle thread left per sink and chunk
+    assert bound.read("read_runs", lambda: 2) == 2

@@ -31,6 +31,9 @@ OPTION = "call_timeout_s"
 DEFAULT_S = 30.0
 #: The largest bound a table may set.
 MOST_S = 600.0
+#: A worker with nothing to do for this long ends: a backfill builds its sinks once per chunk,
+#: and an idle thread per sink and chunk would pile up in a long process.
+IDLE_EXIT_S = 2.0
 
 
 def bounded_option(
@@ -136,7 +139,14 @@ class Bound:
 
     def _drain(self) -> None:
         while True:
-            job = self._queue.get()
+            try:
+                job = self._queue.get(timeout=IDLE_EXIT_S)
+            except queue.Empty:
+                with self._lock:  # nothing asked for a while: end (the next call starts one)
+                    if self._pending == 0:
+                        self._worker = None
+                        return
+                continue
             job.run()
             with self._lock:
                 self._pending -= 1
