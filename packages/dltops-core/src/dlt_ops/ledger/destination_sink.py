@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from dlt_ops.adapters import ColumnInfo, Statement
@@ -49,12 +49,8 @@ def select_run_by_id(present: Iterable[ColumnInfo] | None = None) -> Statement:
     )
 
 
-def select_runs(
-    query: LedgerQuery, present: Iterable[ColumnInfo] | None = None
-) -> tuple[Statement, tuple[object, ...]]:
-    """The newest-first SELECT for ``query`` and its parameters."""
-    where: list[str] = ["source_section = ?"]
-    params: list[object] = [query.source]
+def _filters(query: LedgerQuery, where: list[str], params: list[object]) -> None:
+    """``query``'s resource, status and since filters, appended to ``where``/``params``."""
     for column, value in (("resource_name", query.resource), ("status", query.status)):
         if value is not None:
             where.append(f"{column} = ?")
@@ -62,6 +58,37 @@ def select_runs(
     if query.since is not None:
         where.append("started_at >= ?")
         params.append(query.since)
+
+
+#: sources per statement of :func:`select_runs_many` (engines cap bound parameters)
+MANY_CHUNK = 400
+
+
+def select_runs_many(
+    sources: Sequence[str], query: LedgerQuery, present: Iterable[ColumnInfo] | None = None
+) -> tuple[Statement, tuple[object, ...]]:
+    """One SELECT for the newest ``query.limit`` runs of each of ``sources`` (a dataset many
+    sources share: one round-trip instead of one per source), by source, newest first."""
+    where: list[str] = [f"source_section IN ({', '.join('?' for _ in sources)})"]
+    params: list[object] = list(sources)
+    _filters(query, where, params)
+    limit = int(query.limit)  # an int, validated positive by the caller, not user text
+    text = (
+        f"SELECT {_COLS} FROM (SELECT {select_list(present)}, ROW_NUMBER() OVER "
+        "(PARTITION BY source_section ORDER BY started_at DESC) AS dltops_rank "
+        f"FROM {{{RUNS_TABLE_NAME}}} WHERE {' AND '.join(where)}) ranked "
+        f"WHERE dltops_rank <= {limit} ORDER BY source_section, started_at DESC"
+    )
+    return Statement(text), tuple(params)
+
+
+def select_runs(
+    query: LedgerQuery, present: Iterable[ColumnInfo] | None = None
+) -> tuple[Statement, tuple[object, ...]]:
+    """The newest-first SELECT for ``query`` and its parameters."""
+    where: list[str] = ["source_section = ?"]
+    params: list[object] = [query.source]
+    _filters(query, where, params)
     limit = int(query.limit)  # an int, validated positive by the caller, not user text
     text = (
         f"SELECT {select_list(present)} FROM {{{RUNS_TABLE_NAME}}} WHERE {' AND '.join(where)} "
@@ -149,6 +176,23 @@ class DestinationLedgerSink:
             return None
         stmt, params = select_runs(query, present)
         return [RunRecord.from_row(row) for row in session.query(stmt, *params)]
+
+    def read_runs_many(
+        self, sources: Sequence[str], query: LedgerQuery
+    ) -> dict[str, list[RunRecord]] | None:
+        """:meth:`read_runs` for many sources of this ledger at once (``query.source`` is
+        ignored): a few statements per dataset, however many sources share it."""
+        session = self.context.open_session()
+        present = session.fetch_columns(RUNS_TABLE_NAME)
+        if present is None:
+            return None
+        found: dict[str, list[RunRecord]] = {source: [] for source in sources}
+        for first in range(0, len(sources), MANY_CHUNK):
+            stmt, params = select_runs_many(sources[first : first + MANY_CHUNK], query, present)
+            for row in session.query(stmt, *params):
+                run = RunRecord.from_row(row)
+                found[run.source_section].append(run)
+        return found
 
     def prune(self, older_than: datetime, *, dry_run: bool) -> int:
         """Count or delete rows started before ``older_than`` (a run that old is over)."""

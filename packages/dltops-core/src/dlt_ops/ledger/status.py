@@ -78,11 +78,16 @@ def collect_status(
     with SessionPool(registry, config) as pool:
         planned = [_plan(registry, config, pool, source, dataset) for source in sorted(sources)]
         to_read = [p for p in planned if isinstance(p, _Planned)]
-        read = iter(map_by_database(
-            [p.session_key for p in to_read],
-            lambda i: _read(registry, config, to_read[i], query),
-        ))  # fmt: skip
-        return [p if isinstance(p, SourceStatus) else next(read) for p in planned]
+        groups: dict[tuple[tuple[str, str, str], str], list[_Planned]] = {}
+        for plan in to_read:  # sources sharing a ledger (one dataset) are read together
+            groups.setdefault((plan.session_key, plan.sink), []).append(plan)
+        keys = list(groups)
+        answers = map_by_database(
+            [key[0] for key in keys],
+            lambda g: _read_together(registry, config, groups[keys[g]], query),
+        )
+        by_source = {s.source: s for statuses in answers for s in statuses}
+        return [p if isinstance(p, SourceStatus) else by_source[p.source] for p in planned]
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,22 @@ def _plan(
     return _Planned(source, ledger.where, name, reader, reading_lane(registry, pool, ledger))
 
 
+def _read_together(
+    registry: PluginRegistry, config: ProjectConfig, plans: list[_Planned], query: LedgerQuery
+) -> list[SourceStatus]:
+    """Every source of one ledger: one read for all where the sink can (``read_runs_many``),
+    so a dataset a thousand sources share costs a few round-trips, not a thousand; a failed
+    shared read is retried source by source, which says which ledger is broken and why."""
+    many = getattr(plans[0].reader, "read_runs_many", None)
+    if len(plans) == 1 or many is None:
+        return [_read(registry, config, plan, query) for plan in plans]
+    try:
+        found = many([plan.source for plan in plans], query)
+    except Exception:  # diagnose one by one, as status always did
+        return [_read(registry, config, plan, query) for plan in plans]
+    return [_status(config, plan, None if found is None else found[plan.source]) for plan in plans]
+
+
 def _read(
     registry: PluginRegistry, config: ProjectConfig, plan: _Planned, query: LedgerQuery
 ) -> SourceStatus:
@@ -135,6 +156,12 @@ def _read(
         if live is not None:
             return live
         return SourceStatus(source, "unreadable", summarize_error(exc))
+    return _status(config, plan, runs)
+
+
+def _status(config: ProjectConfig, plan: _Planned, runs: list[RunRecord] | None) -> SourceStatus:
+    """A source's status from what its ledger returned (``None``: no ledger table)."""
+    source = plan.source
     if runs is None:
         return SourceStatus(source, "missing")
     # a row whose run kept its finish in the outbox (the ledger could not take it) shows as
