@@ -64,7 +64,8 @@ def test_example_run_lands_one_completed_row_visible_from_anywhere(tmp_path: Pat
 
     text = cli("pipeline", "status", cwd=demo).stdout
     assert text.splitlines()[0] == "Source: demo_events"
-    assert text.splitlines()[1].split() == [
+    assert text.splitlines()[1].startswith("  schedule @daily: last slot ")
+    assert text.splitlines()[2].split() == [
         "Status",
         "Started",
         "Completed",
