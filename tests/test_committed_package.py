@@ -77,3 +77,25 @@ def test_a_committed_load_whose_books_were_lost_is_booked_once(
     assert [r[1] for r in ledger] == ["failed", "completed"], ledger
     assert ledger[1][2] == ROWS, ledger
     assert project.receipts_loaded() == ROWS
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "postgres"])
+def test_a_run_killed_between_its_finish_and_its_receipt_gets_its_receipt(
+    tmp_path: Path,
+    request,
+    engine,  # noqa: ANN001
+) -> None:
+    db = request.getfixturevalue("postgres_database") if engine == "postgres" else None
+    project = make_project(tmp_path / "proj", engine, db=db)
+    first = project.cli("pipeline", "run", "-s", project.name, "-y",
+                        env={**ENV, "FT_AFTER_FINISH": "kill"})  # fmt: skip
+    assert first.returncode == -signal.SIGKILL, first.stderr[-3000:]
+    assert project.receipts_loaded() == 0  # it died before its receipt
+    rerun = project.cli("pipeline", "run", "-s", project.name, "-y", env=ENV)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    ledger = project.ledger()
+    assert [(r[1], r[2]) for r in ledger] == [("completed", ROWS), ("completed", 0)], ledger
+    assert project.receipts_loaded() == ROWS
+    again = project.cli("pipeline", "run", "-s", project.name, "-y", env=ENV)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert project.receipts_loaded() == ROWS  # written once

@@ -20,7 +20,8 @@ DLT_OPS = str(Path(sys.executable).parent / "dlt-ops")
 #: committed (``_dlt_loads`` written), before the marker file and the move to ``load/loaded``:
 #: ``kill`` SIGKILLs the run there; ``fill:<dir>`` fills the file system of ``<dir>``, so dlt's
 #: own write fails with ENOSPC; ``run:<command>`` runs a shell command (e.g. stops the database)
-#: and fails that write as ENOSPC would.
+#: and fails that write as ENOSPC would. ``FT_AFTER_FINISH=kill`` SIGKILLs the run right after
+#: its ledger row's ``completed`` finish, before its receipt.
 SOURCE = """
 import os
 import time
@@ -64,6 +65,21 @@ if _AFTER_COMMIT:
         return _complete(self, load_id, load_state)
 
     PackageStorage.complete_loading_package = _after_commit
+
+if os.environ.get("FT_AFTER_FINISH") == "kill":  # SIGKILL once the ledger row says completed
+    import signal
+
+    from dlt_ops.ledger.writer import LedgerWriter
+
+    _finish = LedgerWriter.finish
+
+    def _finish_then_die(self, status, **fields):
+        record = _finish(self, status, **fields)
+        if str(status) == "completed":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return record
+
+    LedgerWriter.finish = _finish_then_die
 
 
 def _mark(text):

@@ -197,6 +197,8 @@ def dlt_ops_run_finished(run: RunContext, outcome: RunOutcome) -> None:
     for store in stores:
         for attempt in (rows, *_by_run(closed)):  # one write per attempt, as a run writes its own
             try:
+                if attempt is not rows and _kept(store, attempt[0]):
+                    continue  # the dead run wrote its own before it died
                 store.write(attempt)
             except Exception as exc:  # receipts are observability, like the ledger
                 log.error(
@@ -206,6 +208,11 @@ def dlt_ops_run_finished(run: RunContext, outcome: RunOutcome) -> None:
                 )
     if rows:
         outcome.reports.append(receipt_table(rows))
+
+
+def _kept(store: ReceiptStore, row: ReceiptRow) -> bool:
+    """Whether ``store`` already holds a receipt of ``row``'s run attempt."""
+    return any(r.run_started_at == row.run_started_at for r in store.read(row.run_id))
 
 
 def _by_run(rows: list[ReceiptRow]) -> list[list[ReceiptRow]]:

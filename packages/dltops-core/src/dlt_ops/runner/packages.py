@@ -37,6 +37,8 @@ class PackageOrigin:
     run_id: str | None
     rows: int | None
     tables: Mapping[str, int] | None = None
+    #: The run whose ledger row books the package (noted just before that row's finish).
+    booked_by: str | None = None
 
 
 def _counts(value: object) -> dict[str, int] | None:
@@ -88,13 +90,27 @@ class PackageBook:
     def origin(self, load_id: str) -> PackageOrigin:
         """What is known of ``load_id``."""
         entry = self._read().get(load_id, {})
-        run_id, rows = entry.get("run_id"), entry.get("rows")
+        run_id, rows, booked = entry.get("run_id"), entry.get("rows"), entry.get("booked_by")
         return PackageOrigin(
             load_id,
             run_id if isinstance(run_id, str) else None,
             rows if isinstance(rows, int) and not isinstance(rows, bool) else None,
             _counts(entry.get("tables")),
+            booked if isinstance(booked, str) else None,
         )
+
+    def booked(self, load_ids: list[str], run_id: str) -> None:
+        """Note that ``run_id``'s ledger row is about to book ``load_ids``: a run killed after
+        that finish but before its receipt leaves the notes for the next run to write it."""
+        data = self._read()
+        for load_id in load_ids:
+            if load_id in data:
+                data[load_id]["booked_by"] = run_id
+        self._write(data)
+
+    def noted(self) -> list[str]:
+        """Every package with a note."""
+        return sorted(self._read())
 
     def load_ids_of(self, run_id: str) -> list[str]:
         """The packages ``run_id`` extracted that are still noted."""
@@ -145,9 +161,15 @@ class LoadedBooks:
     load_ids: tuple[str, ...] = ()
     tables: Mapping[str, int] | None = None
 
+    def mark_booked(self, run_id: str) -> None:
+        """Note the packages as booked by ``run_id`` (before its ledger row's finish)."""
+        if self.book is not None and self.load_ids:
+            self.book.booked(list(self.load_ids), run_id)
+
     def settle(self) -> None:
-        """Forget the loaded packages' notes, once the run's ledger row recorded them (a run
-        killed before that leaves them for :func:`rows_landed_by` to book)."""
+        """Forget the loaded packages' notes, once the run's ledger row and its receipt
+        recorded them (a run killed before that leaves them for :func:`rows_landed_by` or
+        :func:`booked_unreceipted`)."""
         if self.book is not None:
             self.book.forget(list(self.load_ids))
 
@@ -168,11 +190,28 @@ def rows_landed_by(working_dir: Path, run_id: str) -> Landed | None:
     landed = [
         o for o in (book.origin(i) for i in book.load_ids_of(run_id))
         if (working_dir / "load" / "loaded" / o.load_id).is_dir()
+        and o.booked_by in (None, run_id)
     ]  # fmt: skip
     if not landed or any(o.rows is None for o in landed):
         return None
     book.forget([o.load_id for o in landed])
     return Landed(sum(o.rows or 0 for o in landed), _sum_tables(landed))
+
+
+def booked_unreceipted(working_dir: Path) -> dict[str, Landed]:
+    """Loaded packages whose run's ledger row booked them, then the run died before its
+    receipt (their notes outlived it), by that run; their notes are forgotten."""
+    book = PackageBook(working_dir)
+    found: dict[str, list[PackageOrigin]] = {}
+    for load_id in book.noted():
+        origin = book.origin(load_id)
+        if origin.booked_by is not None and (working_dir / "load" / "loaded" / load_id).is_dir():
+            found.setdefault(origin.booked_by, []).append(origin)
+    if not found:
+        return {}
+    book.forget([o.load_id for origins in found.values() for o in origins])
+    return {run: Landed(sum(o.rows or 0 for o in origins), _sum_tables(origins))
+            for run, origins in found.items()}  # fmt: skip
 
 
 def book_loaded(

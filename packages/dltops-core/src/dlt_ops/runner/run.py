@@ -18,7 +18,7 @@ import math
 import os
 import socket
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
@@ -50,6 +50,7 @@ from dlt_ops.runner.packages import (
     PackageBook,
     PackageOrigin,
     book_loaded,
+    booked_unreceipted,
     count_landed_rows,
     rows_landed_by,
     rows_per_package,
@@ -310,6 +311,8 @@ def execute_run(
             log.error("run.failed", error=record.error_summary)
             return outcome
         trace = state.pipeline.last_trace if state.pipeline is not None else None
+        if state.loaded:  # a kill between the finish and the receipt leaves this note
+            state.loaded.mark_booked(run_id)
         record = writer.finish(
             RunStatus.completed,
             dlt_run_id=counts.first_load_id(load_info) or _first(state.loaded),
@@ -324,15 +327,15 @@ def execute_run(
         if ledger_session is not None:
             ledger_session.hand_over()
         _close_dropped(writer, request.source, state)
-        if state.loaded:
-            state.loaded.settle()  # the row now books them: drop the package notes
-            if state.loaded.inherited:
-                _close_inherited(writer, request.source, state.loaded.inherited)
+        if state.loaded and state.loaded.inherited:
+            _close_inherited(writer, request.source, state.loaded.inherited)
         outcome = RunOutcome(
             record, state.phase, load_info=load_info, pipeline=state.pipeline,
             gates=tuple(state.gates),
         )  # fmt: skip
         lifecycle.run_finished(ctx, outcome)
+        if state.loaded:
+            state.loaded.settle()  # the row and the receipt book them: drop the package notes
         session.close()
         log.info("run.completed", records_loaded=record.records_loaded)
         return outcome
@@ -396,7 +399,35 @@ def _close_dead_runs(
 
     closed = close_dead_runs_of(sinks, ctx.source, closed_by=ctx.run_id, landed=rows_of)
     ctx.state.closed_landed = [(r, landed[r.run_id].tables) for r in closed if r.run_id in landed]
+    ctx.state.closed_landed += _booked_unreceipted(ctx, sinks, work)
     ctx.state.settled = [load_id for load_id, run in origins.items() if run not in landed]
+
+
+def _booked_unreceipted(
+    ctx: RunContext, sinks: list[tuple[str, LedgerSink]], work: Path
+) -> list[tuple[RunRecord, Mapping[str, int] | None]]:
+    """Runs whose ledger row booked their load, then died before their receipt: the rows they
+    landed, with their completed row, for the receipts feature to write what is missing."""
+    due = booked_unreceipted(work)
+    found: list[tuple[RunRecord, Mapping[str, int] | None]] = []
+    for run_id, landed in due.items():
+        for _, sink in sinks:
+            read_run = getattr(sink, "read_run", None)
+            if read_run is None:
+                continue
+            try:
+                rows = [
+                    r for r in read_run(run_id)
+                    if (r.run_id, r.source_section, r.status)
+                    == (run_id, ctx.source, RunStatus.completed)
+                ]  # fmt: skip
+            except Exception as exc:  # observability: the run goes on without that receipt
+                log.warning("receipts.due_unreadable", run_id=run_id, error=summarize_error(exc))
+                continue
+            if rows:
+                found.append((max(rows, key=lambda r: r.started_at), landed.tables))
+                break
+    return found
 
 
 def _first(loaded: LoadedBooks | None) -> str | None:
