@@ -108,3 +108,17 @@ def test_a_control_character_is_refused(root, cli, name) -> None:  # noqa: ANN00
     assert "contains a control character" in done.stderr or "line break" in done.stderr
     good = cli("pipeline", "status", "-s", "events_src", "-d", "ds", cwd=root)  # not too eager
     assert good.returncode == 0 and "events_src" in good.stdout, good.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [("/tmp/" + LONG + ".html", "longer than 255 bytes"), ("/tmp/a\nb.html", "line break")],
+    ids=["long component", "line break"],
+)
+def test_a_path_option_is_checked_like_root(root, cli, tmp_path, path, says) -> None:  # noqa: ANN001
+    done = cli("report", "-o", path, cwd=root)
+    _assert_refused(done, says=says)
+    assert "--output" in done.stderr
+    assert not Path("/tmp/a\nb.html").exists()
+    good = cli("report", "-o", str(tmp_path / "fleet.html"), cwd=root)  # not too eager
+    assert good.returncode == 0 and (tmp_path / "fleet.html").is_file(), good.stderr[-2000:]
