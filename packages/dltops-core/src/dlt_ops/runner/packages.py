@@ -100,8 +100,9 @@ class PackageBook:
         )
 
     def booked(self, load_ids: list[str], run_id: str) -> None:
-        """Note that ``run_id``'s ledger row is about to book ``load_ids``: a run killed after
-        that finish but before its receipt leaves the notes for the next run to write it."""
+        """Note that ``run_id`` books ``load_ids`` (its load step loaded them): a run killed
+        before its ledger row's finish leaves them for the next run to book on that row, one
+        killed after it but before its receipt for the next run to write the receipt."""
         data = self._read()
         for load_id in load_ids:
             if load_id in data:
@@ -162,7 +163,7 @@ class LoadedBooks:
     tables: Mapping[str, int] | None = None
 
     def mark_booked(self, run_id: str) -> None:
-        """Note the packages as booked by ``run_id`` (before its ledger row's finish)."""
+        """Note the packages as booked by ``run_id`` (once its load step loaded them)."""
         if self.book is not None and self.load_ids:
             self.book.booked(list(self.load_ids), run_id)
 
@@ -183,14 +184,14 @@ class Landed:
 
 
 def rows_landed_by(working_dir: Path, run_id: str) -> Landed | None:
-    """What ``run_id``'s packages that dlt finished loading (``load/loaded/<id>``) landed,
-    although the run died before its ledger row said so; ``None`` when it landed none (or
-    unknown)."""
+    """What ``run_id``'s load landed (packages in ``load/loaded/<id>`` it booked, or extracted
+    and nobody booked), although the run died before its ledger row said so; ``None`` when it
+    landed none (or unknown)."""
     book = PackageBook(working_dir)
     landed = [
-        o for o in (book.origin(i) for i in book.load_ids_of(run_id))
+        o for o in (book.origin(i) for i in book.noted())
         if (working_dir / "load" / "loaded" / o.load_id).is_dir()
-        and o.booked_by in (None, run_id)
+        and (o.booked_by == run_id or (o.booked_by is None and o.run_id == run_id))
     ]  # fmt: skip
     if not landed or any(o.rows is None for o in landed):
         return None

@@ -311,8 +311,6 @@ def execute_run(
             log.error("run.failed", error=record.error_summary)
             return outcome
         trace = state.pipeline.last_trace if state.pipeline is not None else None
-        if state.loaded:  # a kill between the finish and the receipt leaves this note
-            state.loaded.mark_booked(run_id)
         record = writer.finish(
             RunStatus.completed,
             dlt_run_id=counts.first_load_id(load_info) or _first(state.loaded),
@@ -583,6 +581,7 @@ def _execute(
         state.loaded = book_loaded(
             book, load_ids, own, lambda lid: count_landed_rows(pipeline, lid)
         )
+        state.loaded.mark_booked(ctx.run_id)  # a kill before the books are done leaves this note
         state.phase = RunPhase.done
     return load_info
 
