@@ -122,3 +122,18 @@ def test_a_path_option_is_checked_like_root(root, cli, tmp_path, path, says) -> 
     assert not Path("/tmp/a\nb.html").exists()
     good = cli("report", "-o", str(tmp_path / "fleet.html"), cwd=root)  # not too eager
     assert good.returncode == 0 and (tmp_path / "fleet.html").is_file(), good.stderr[-2000:]
+
+
+def test_validate_flags_a_source_named_what_no_command_accepts(tmp_path, cli) -> None:  # noqa: ANN001
+    import json
+
+    long = "s" * 210
+    source = EVENTS_SOURCE.replace('@dlt.source(name="{name}")', f'@dlt.source(name="{long}")')
+    config = EVENTS_ON_DUCKDB.replace("events_src", long)
+    root = write_project(tmp_path / "proj", config, {long: source})
+    done = cli("pipeline", "validate", "--json", cwd=root)
+    found = [f for f in json.loads(done.stdout) if f["rule"] == "explicit_source_name"]
+    assert len(found) == 1 and "210 characters long" in found[0]["message"], found
+    run = cli("pipeline", "run", "-s", long, "-y", cwd=root)
+    _assert_refused(run, says="210 characters long")
+    _nothing_written(root)

@@ -57,7 +57,11 @@ def schedule_required(ctx: ValidationContext) -> Iterator[Finding]:
 
 
 def explicit_source_name(ctx: ValidationContext) -> Iterator[Finding]:
-    """Every @dlt.source states its name as a string literal: @dlt.source(name="...")."""
+    """Every @dlt.source states its name as a string literal: @dlt.source(name="..."), one
+    every command accepts (:func:`dlt_ops.names.check_name`: a run refuses any other)."""
+    from dlt_ops.errors import InvalidNameError
+    from dlt_ops.names import check_name
+
     for s in ctx.sources():
         if s.explicit_name is None:
             yield Finding(
@@ -65,6 +69,10 @@ def explicit_source_name(ctx: ValidationContext) -> Iterator[Finding]:
                 f"Source function '{s.function_name}' in {ctx.rel(s.module_path)} must have an "
                 f'explicit name: @dlt.source(name="{s.name}").',
             )  # fmt: skip
+        try:
+            check_name(s.name, subject="source")
+        except InvalidNameError as exc:
+            yield Finding(repr(s.name)[1:-1], "decorator_name", f"{exc} ({ctx.rel(s.module_path)})")
 
 
 def module_name_matches_section(ctx: ValidationContext) -> Iterator[Finding]:
