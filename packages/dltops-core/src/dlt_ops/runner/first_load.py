@@ -40,8 +40,7 @@ def first_load_turn(ctx: RunContext, pipeline: Pipeline) -> Iterator[None]:
     if not target.has_adapter or target.single_writer:
         yield
         return
-    state_table = pipeline.default_schema.state_table_name
-    if ctx.open_session().fetch_columns(state_table) is not None:
+    if _has_state_table(ctx, pipeline):
         yield  # dlt's tables exist: nothing left to race for
         return
     import fcntl
@@ -61,3 +60,13 @@ def first_load_turn(ctx: RunContext, pipeline: Pipeline) -> Iterator[None]:
         log.debug("run.first_load_turn", dataset=target.dataset,
                   waited_s=round(time.monotonic() - started, 3))  # fmt: skip
         yield
+
+
+def _has_state_table(ctx: RunContext, pipeline: Pipeline) -> bool:
+    """Whether dlt's state table exists in the run's dataset (unknown: take the turn)."""
+    try:
+        found = ctx.open_session().fetch_columns(pipeline.default_schema.state_table_name)
+    except Exception as exc:  # the load itself will say what is wrong with the destination
+        log.debug("run.first_load_probe_failed", error=str(exc))
+        return False
+    return found is not None
