@@ -23,7 +23,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "plugins",
         "config adapters dlt_schema",
         "destinations secrets alerts triggers isolation",
-        "project doctor",
+        "project doctor scaffold",
         "target",
         "validate",
         "ledger",

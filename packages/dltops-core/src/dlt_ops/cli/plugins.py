@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -80,6 +81,23 @@ def list_plugins(
     for row in rows:
         table.add(*row)
     echo([table])
+
+
+@plugins_app.command("new")
+def new(
+    kind: Annotated[str, typer.Argument(help="The plugin kind (destination, alert_sink, ...).")],
+    name: Annotated[str, typer.Argument(help="The plugin's name: its entry point, dltops-NAME.")],
+    directory: Annotated[
+        Path, typer.Option("--dir", help="Where the dltops-NAME folder is written.")
+    ] = Path("."),
+) -> None:
+    """Scaffold a plugin distribution: pyproject.toml with the entry point, the hook module,
+    a test module that subclasses the kind's kit, and a README; its tests pass as written."""
+    from dlt_ops.scaffold import write_plugin
+
+    made = write_plugin(kind, name, directory)
+    typer.echo(f"wrote {made.dist} ({len(made.files)} files) in {made.root}")
+    typer.echo(f'next: pip install -e "{made.root}[test]" && pytest {made.root}')
 
 
 @plugins_app.command("doctor")

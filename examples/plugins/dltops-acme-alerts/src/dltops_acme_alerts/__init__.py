@@ -1,0 +1,1 @@
+"""dltops-acme-alerts: an alert sink that appends each alert to a JSON-lines file."""

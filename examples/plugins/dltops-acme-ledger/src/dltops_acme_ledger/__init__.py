@@ -1,0 +1,1 @@
+"""dltops-acme-ledger: a runs-ledger sink that keeps each run attempt's latest state in a JSON file."""

@@ -1,0 +1,1 @@
+"""dltops-acme-runlog: a lifecycle observer: one JSON line per finished run."""

@@ -1,0 +1,1 @@
+"""dltops-acme: a validate rule: every source module starts with a docstring."""

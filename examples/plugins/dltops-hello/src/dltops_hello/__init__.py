@@ -1,0 +1,1 @@
+"""dltops-hello: a command: `dlt-ops hello` counts the project's sources."""

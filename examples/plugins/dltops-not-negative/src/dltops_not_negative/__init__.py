@@ -1,0 +1,1 @@
+"""dltops-not-negative: an assertion type: the listed columns are never negative."""
