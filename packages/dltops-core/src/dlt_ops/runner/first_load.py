@@ -20,6 +20,7 @@ import hashlib
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dlt_ops.log import get_logger
@@ -29,8 +30,15 @@ if TYPE_CHECKING:
     from dlt import Pipeline
 
     from dlt_ops.runner.model import RunContext
+    from dlt_ops.target import Target
 
 log = get_logger(__name__)
+
+
+def lock_path(root: Path, target: Target) -> Path:
+    """The first-load lock file of ``target``'s dataset (engine, database and dataset)."""
+    digest = hashlib.sha256(repr(target.key).encode()).hexdigest()[:24]
+    return root / STATE_DIR / "locks" / "first-load" / f"{digest}.lock"
 
 
 @contextmanager
@@ -45,8 +53,7 @@ def first_load_turn(ctx: RunContext, pipeline: Pipeline) -> Iterator[None]:
         return
     import fcntl
 
-    digest = hashlib.sha256(repr(target.key).encode()).hexdigest()[:24]
-    path = ctx.config.root / STATE_DIR / "locks" / "first-load" / f"{digest}.lock"
+    path = lock_path(ctx.config.root, target)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle = path.open("a")
