@@ -101,3 +101,28 @@ def test_hookspecs_type_register_with_the_kind_contract() -> None:
             if value is typed.contract
         )
         assert annotation == f"Register[{alias}]", kind
+
+
+def test_every_type_a_hook_receives_or_returns_is_in_plugin_api() -> None:
+    from dlt_ops import plugin_api
+
+    exported = set(plugin_api.__all__)
+    for name in HOOKS:
+        fn = getattr(hookspecs, name)
+        # resolvable from plugin_api's namespace alone, and each name in its __all__
+        typing.get_type_hints(fn, globalns=vars(plugin_api))
+        named = {
+            word
+            for annotation in fn.__annotations__.values()
+            for word in re.findall(r"[A-Za-z_]\w*", str(annotation))
+        } - {"None"}
+        assert named <= exported, f"{name}: {sorted(named - exported)} not in plugin_api"
+
+
+def test_plugin_api_version_is_exported_and_documented() -> None:
+    from dlt_ops import plugin_api
+
+    major, minor = plugin_api.PLUGIN_API_VERSION.split(".")
+    assert major.isdigit() and minor.isdigit()
+    assert "PLUGIN_API_VERSION" in plugin_api.__all__
+    assert f'PLUGIN_API_VERSION` (`"{plugin_api.PLUGIN_API_VERSION}"`)' in DOCS.read_text()

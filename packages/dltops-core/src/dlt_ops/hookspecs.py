@@ -37,24 +37,24 @@ from typing import TYPE_CHECKING
 
 import pluggy
 
-if TYPE_CHECKING:
-    from dlt_ops.alerts import AlertSinkFactory
-    from dlt_ops.config.plugin_keys import ConfigKey
-    from dlt_ops.ledger import RunRecord
+if TYPE_CHECKING:  # every type a hook receives or returns, from the one public module
     from dlt_ops.plugin_api import (
+        AlertSinkFactory,
         AssertionTypeProvider,
         CommandProvider,
+        ConfigKey,
         DestinationAdapterFactory,
+        GateFactory,
         LedgerSinkFactory,
+        PreparedRun,
+        Register,
+        RunContext,
+        RunOutcome,
+        RunRecord,
         SecretBackend,
         TriggerEmitter,
         ValidationRule,
     )
-    from dlt_ops.plugins.kinds import Register
-    from dlt_ops.runner.context import RunContext
-    from dlt_ops.runner.gates import GateFactory
-    from dlt_ops.runner.model import RunOutcome
-    from dlt_ops.runner.prepare import PreparedRun
 
 hookspec = pluggy.HookspecMarker("dlt_ops")
 
