@@ -173,6 +173,7 @@ def test_every_saved_and_every_failed_checkpoint_is_logged() -> None:
         writer.submit((2,), 20, 200, "v2")  # the writer carries on after a failed write
         assert writer.flush(timeout=30)
         writer.close()
+    writer.close()  # closing twice is harmless
     assert (writer.failed, writer.written) == (1, 1)
     assert session.batches == [[2]]
     assert [e for e in logs if e["log_level"] in ("error", "info")] == [
@@ -196,3 +197,79 @@ def test_a_writer_that_never_got_a_row_has_nothing_to_flush_or_close() -> None:
     assert writer.flush(timeout=0.01)  # nothing submitted: drained at once
     writer.close()
     assert session.batches == [] and writer.written == 0
+
+
+class TimedSession(RecordingSession):
+    """Records when each statement ran (monotonic seconds)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.at: list[float] = []
+        self.second_commit_done, self.third_commit_done = threading.Event(), threading.Event()
+
+    def insert_rows(self, spec: TableSpec, rows: list[tuple[Any, ...]]) -> int:
+        import time
+
+        self.at.append(time.monotonic())
+        if len(self.at) == 2:
+            self.second_commit_done.set()
+        if len(self.at) == 3:
+            self.third_commit_done.set()
+        return super().insert_rows(spec, rows)
+
+
+def test_a_row_after_a_commit_lands_by_itself_once_the_gap_is_over(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # no flush: the group-commit wait ends on its own, and not before the gap is over
+    monkeypatch.setattr(writer_module, "GROUP_S", 0.6)
+    session = TimedSession()
+    writer = _past_first_commit(session)
+    writer.submit((2,), 20, 200, "v2")
+    assert session.second_commit_done.wait(10)
+    assert session.at[1] - session.at[0] >= 0.6
+    assert writer.flush(timeout=30)  # a flush hurries only the rows queued before it
+    writer.submit((3,), 30, 300, "v3")
+    assert session.third_commit_done.wait(10)
+    assert session.at[2] - session.at[1] >= 0.6  # the next row waits out the gap again
+    assert session.batches == [[1], [2], [3]]
+    writer.close()
+
+
+class BlockedSession(RecordingSession):
+    """A statement that runs until the test lets it finish."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def insert_rows(self, spec: TableSpec, rows: list[tuple[Any, ...]]) -> int:
+        self.started.set()
+        self.release.wait(30)
+        return super().insert_rows(spec, rows)
+
+
+def test_flush_waits_for_a_write_already_in_flight() -> None:
+    session = BlockedSession()
+    writer = _writer(session)
+    writer.submit((1,), 10, 100, "v1")
+    assert session.started.wait(30)  # the writer took the row and is writing it
+    assert writer.flush(timeout=0.2) is False  # not landed yet: flush must not say it did
+    session.release.set()
+    assert writer.flush(timeout=30)
+    assert session.batches == [[1]]
+    writer.close()
+
+
+class AlwaysFailing(RecordingSession):
+    def insert_rows(self, spec: TableSpec, rows: list[tuple[Any, ...]]) -> int:
+        raise OSError("disk full")
+
+
+def test_every_failed_row_is_counted() -> None:
+    writer = _writer(AlwaysFailing())
+    for page in (10, 20, 30):
+        writer.submit((page,), page, page, f"v{page}")
+        assert writer.flush(timeout=30)
+    writer.close()
+    assert (writer.failed, writer.written) == (3, 0)
