@@ -173,3 +173,60 @@ def test_doctor_flags_hookless_plugins_unmarked_hooks_and_refused_names(tmp_path
     assert "REGISTERS" in table.splitlines()[0]
     (pack_line,) = [ln for ln in table.splitlines() if ln.split()[1:2] == ["pack"]]
     assert pack_line.split()[2] == "cron"
+
+
+def test_doctor_flags_a_misnamed_adapter_in_every_registration(tmp_path: Path) -> None:
+    # two registrations of one plugin: the first is complete but says another name, the second
+    # lacks members; a third is named after no dlt destination and lets dlt build it by name
+    _install_dist(
+        tmp_path / "site",
+        "misnamed-adapters",
+        """
+        [dlt_ops.destination]
+        quackdb = misnamed_adapters_plugin
+        """,
+        {
+            "misnamed_adapters_plugin": """
+            from dlt_ops import hookimpl
+            from dlt_ops.adapters import DestinationAdapter
+            from dltops_duckdb.adapter import DuckDBAdapter
+
+            class Quack(DuckDBAdapter):
+                name = "duckdb"
+
+            class NoDlt(DuckDBAdapter):
+                name = "nodltdb"
+                dlt_destination = DestinationAdapter.dlt_destination  # dlt builds it by name
+
+            class Half:
+                name = "halfdb"
+
+            @hookimpl
+            def dlt_ops_register_destinations(register):
+                register(Quack, name="quackdb")
+                register(Half, name="halfdb")
+                register(NoDlt, name="nodltdb")
+            """
+        },
+    )
+    proc = _cli(tmp_path / "site", "plugins", "doctor", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout
+    assert "adapter registered as 'quackdb' says name = 'duckdb'" in proc.stdout
+    assert "adapter 'halfdb' lacks: connect" in proc.stdout  # the second registration too
+    assert "dlt has no destination named 'nodltdb'" in proc.stdout
+
+
+def test_doctor_flags_a_stale_pick(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / ".dlt").mkdir(parents=True)
+    config = project / ".dlt" / "config.toml"
+    config.write_text('[dlt_ops]\n[dlt_ops.plugins.destination]\nduckdb = "dltops-duckdb-old"\n')
+    proc = _cli(None, "plugins", "doctor", cwd=project)
+    assert proc.returncode == 1, proc.stdout
+    assert (
+        'STALE PICK: [dlt_ops.plugins.destination] duckdb = "dltops-duckdb-old" names no '
+        "installed plugin claiming 'duckdb' (claimants: dltops-duckdb, dltops_duckdb.plugin)"
+    ) in proc.stdout
+    assert "1 stale pick(s)" in proc.stdout
+    config.write_text('[dlt_ops]\n[dlt_ops.plugins.destination]\nduckdb = "dltops-duckdb"\n')
+    assert _cli(None, "plugins", "doctor", cwd=project).returncode == 0

@@ -42,6 +42,8 @@ class DoctorReport:
     unknown_kinds: list[PluginSource] = field(default_factory=list)
     #: Disable entries that match no installed plugin (a note: the plugin stays on).
     unmatched_disables: list[str] = field(default_factory=list)
+    #: Picks naming no installed claimant (see :func:`stale_picks`).
+    stale_picks: list[str] = field(default_factory=list)
 
     @property
     def failures(self) -> list[PluginRow]:
@@ -50,26 +52,88 @@ class DoctorReport:
 
     @property
     def ok(self) -> bool:
-        """No failures, no conflicts, no unknown kinds."""
-        return not (self.failures or self.conflicts or self.unknown_kinds)
+        """No failures, no conflicts, no unknown kinds, no stale picks."""
+        return not (self.failures or self.conflicts or self.unknown_kinds or self.stale_picks)
 
 
-def _adapter_problem(registry: PluginRegistry, source: PluginSource) -> str | None:
+def _dlt_knows(engine: str) -> bool | None:
+    """Whether dlt has a destination named ``engine`` (``None``: dlt cannot say here)."""
+    try:
+        from dlt.common.destination import Destination
+        from dlt.common.destination.exceptions import UnknownDestinationModule
+    except ImportError:
+        return None
+    try:
+        Destination.from_reference(engine)
+    except UnknownDestinationModule:
+        return False
+    except Exception:  # dlt knows the name but cannot build it here (a missing extra)
+        return True
+    return True
+
+
+def _builds_dlt_destination_by_name(adapter: object) -> bool:
+    """The adapter leaves dlt's destination to dlt, which finds it by the engine's name."""
+    from dlt_ops.adapters.protocol import DestinationAdapter
+
+    own = getattr(type(adapter), "dlt_destination", None)
+    return own is None or own is DestinationAdapter.dlt_destination
+
+
+def _adapter_problems(registry: PluginRegistry, source: PluginSource) -> list[str]:
+    """Every registration of a destination plugin: missing protocol members, an adapter whose
+    ``name`` is not the name it is registered under, and (where dlt builds the destination
+    from that name) a name dlt has no destination for."""
     from dlt_ops.destinations import adapter_problems
 
+    out = []
     for reg in registry.registrations("destination"):
-        if reg.source.value == source.value and reg.source.dist == source.dist:
-            try:
-                made = reg.obj  # a class or factory is called; an instance (has connect) kept
-                if isinstance(made, type) or (callable(made) and not hasattr(made, "connect")):
-                    made = made()
-                obj = made
-            except Exception as exc:  # a factory that raises is a broken plugin
-                return f"{type(exc).__name__}: {exc}"
-            missing = adapter_problems(obj)
-            if missing:
-                return f"adapter '{reg.name}' lacks: {', '.join(missing)}"
-    return None
+        if reg.source.value != source.value or reg.source.dist != source.dist:
+            continue
+        try:
+            made = reg.obj  # a class or factory is called; an instance (has connect) kept
+            if isinstance(made, type) or (callable(made) and not hasattr(made, "connect")):
+                made = made()
+            obj = made
+        except Exception as exc:  # a factory that raises is a broken plugin
+            out.append(f"adapter '{reg.name}': {type(exc).__name__}: {exc}")
+            continue
+        missing = adapter_problems(obj)
+        if missing:
+            out.append(f"adapter '{reg.name}' lacks: {', '.join(missing)}")
+        name = getattr(obj, "name", None)
+        if isinstance(name, str) and name != reg.name:
+            out.append(
+                f"adapter registered as '{reg.name}' says name = '{name}': an adapter's name "
+                f"is dlt's engine name and must equal its registration (and entry point)"
+            )
+        elif not missing and _builds_dlt_destination_by_name(obj) and _dlt_knows(reg.name) is False:
+            out.append(
+                f"adapter '{reg.name}': dlt has no destination named '{reg.name}' and the "
+                f"adapter does not build one (dlt_destination); name it after dlt's engine"
+            )
+    return out
+
+
+def stale_picks(registry: PluginRegistry) -> list[str]:
+    """``[dlt_ops.plugins.<kind>] <name> = "<pick>"`` entries whose pick is no installed
+    claimant of that name (an uninstalled or renamed distribution): the pick does nothing."""
+    out = []
+    for kind, names in registry.picks.items():
+        for name, pick in names.items():
+            claimants = {
+                who
+                for reg in registry.registrations(kind)
+                if reg.name == name
+                for who in (reg.source.dist, reg.source.value)
+            } | {who for s in registry.sources(kind) if s.name == name for who in (s.dist, s.value)}
+            if pick not in claimants:
+                known = ", ".join(sorted(c for c in claimants if c)) or "none"
+                out.append(
+                    f'[dlt_ops.plugins.{kind}] {name} = "{pick}" names no installed plugin '
+                    f"claiming '{name}' (claimants: {known}); fix or remove the pick"
+                )
+    return out
 
 
 def _command_problems(
@@ -99,8 +163,8 @@ def _problems(
         if r.kind == source.kind and (r.source.dist, r.source.value) == (source.dist, source.value)
     ]
     problems += registry.hook_problems(source)
-    if source.kind == "destination" and (problem := _adapter_problem(registry, source)):
-        problems.append(problem)
+    if source.kind == "destination":
+        problems += _adapter_problems(registry, source)
     if source.kind == "command":
         problems += _command_problems(registry, source, reserved)
     return problems
@@ -119,6 +183,7 @@ def inspect_plugins(
         conflicts=conflicts,
         unknown_kinds=list(registry.unknown_kinds),
         unmatched_disables=[f"'{d}' ({d.origin})" for d in registry.unmatched_disables()],
+        stale_picks=stale_picks(registry),
     )
     for kind in KINDS:
         for source in registry.sources(kind):

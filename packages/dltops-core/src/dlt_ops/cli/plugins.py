@@ -103,7 +103,8 @@ def new(
 @plugins_app.command("doctor")
 def doctor(ctx: typer.Context) -> None:
     """Load every plugin; exit 1 on load failures, refused names, plugins without hooks or with
-    unmarked/misspelled hook functions, name conflicts and unknown kinds."""
+    unmarked/misspelled hook functions, misnamed adapters, name conflicts, unknown kinds and
+    stale picks."""
     from dlt_ops.doctor import inspect_plugins
     from dlt_ops.plugins import KINDS
 
@@ -131,6 +132,8 @@ def doctor(ctx: typer.Context) -> None:
             f"  unknown plugin kind 'dlt_ops.{source.kind}' for '{source.name}' from "
             f"{source.origin}; valid groups: {', '.join('dlt_ops.' + k for k in KINDS)}"
         )
+    for pick in report.stale_picks:
+        typer.echo(f"  STALE PICK: {pick}")
     for entry in report.unmatched_disables:  # a note, not a failure: nothing is broken
         typer.echo(f"  note: disable entry {entry} matches no installed plugin")
     if report.ok:
@@ -138,6 +141,7 @@ def doctor(ctx: typer.Context) -> None:
         return
     typer.echo(
         f"plugins doctor: {len(report.failures)} failure(s), {len(report.conflicts)} "
-        f"conflict(s), {len(report.unknown_kinds)} unknown kind(s)"
+        f"conflict(s), {len(report.unknown_kinds)} unknown kind(s), "
+        f"{len(report.stale_picks)} stale pick(s)"
     )
     raise typer.Exit(1)
