@@ -126,3 +126,12 @@ def test_plugin_api_version_is_exported_and_documented() -> None:
     assert major.isdigit() and minor.isdigit()
     assert "PLUGIN_API_VERSION" in plugin_api.__all__
     assert f'PLUGIN_API_VERSION` (`"{plugin_api.PLUGIN_API_VERSION}"`)' in DOCS.read_text()
+
+
+def test_the_module_docstring_and_plugins_md_name_every_group() -> None:
+    from dlt_ops.plugins import KINDS
+
+    plugins_md = (DOCS.parent / "plugins.md").read_text()
+    for kind in KINDS:
+        assert f"``dlt_ops.{kind}``" in (hookspecs.__doc__ or ""), kind
+        assert f"`dlt_ops.{kind}`" in plugins_md, kind

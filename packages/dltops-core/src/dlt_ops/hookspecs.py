@@ -9,10 +9,11 @@ Implement hooks with ``@dlt_ops.hookimpl`` in a module and point an entry point 
 
 The entry-point *group* names the plugin kind: ``dlt_ops.destination``, ``dlt_ops.ledger_sink``,
 ``dlt_ops.assertion_rule``, ``dlt_ops.trigger_emitter``, ``dlt_ops.validation_rule``,
-``dlt_ops.secret_backend``, ``dlt_ops.alert_sink``, ``dlt_ops.command`` (each with its
-``dlt_ops_register_*`` hook below) and ``dlt_ops.lifecycle`` (no registration hook: the
-lifecycle hooks only). The entry-point *name* is the name the plugin registers under that kind
-(:data:`dlt_ops.plugins.kinds.KIND_HOOKS` maps kinds to hooks). Built-in plugins are
+``dlt_ops.secret_backend``, ``dlt_ops.alert_sink``, ``dlt_ops.command``,
+``dlt_ops.config_key`` (each with its ``dlt_ops_register_*`` hook below) and
+``dlt_ops.lifecycle`` (no registration hook: the lifecycle hooks only). The entry-point *name*
+is the name the plugin registers under that kind (:data:`dlt_ops.plugins.kinds.KIND_HOOKS`
+maps kinds to hooks). Built-in plugins are
 registered the same way, from ``dltops-core``'s own entry points; nothing is privileged.
 
 Two families of hooks live here. *Registration* (collector) hooks receive a ``register``
