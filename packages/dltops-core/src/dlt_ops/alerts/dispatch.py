@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-from dlt_ops.alerts.model import ALERT_SINK, Alert, AlertSink, AlertSinkContext
-from dlt_ops.errors import DltOpsError
+from dlt_ops.alerts.model import (
+    ALERT_SINK,
+    Alert,
+    AlertSink,
+    AlertSinkContext,
+    AlertSinkFactory,
+)
+from dlt_ops.errors import DltOpsError, PluginConflictError
 from dlt_ops.log import get_logger
 from dlt_ops.plugins.bound import Bound, call_timeout
 from dlt_ops.redact import redact
@@ -21,9 +27,28 @@ KIND = "alert_sink"
 DEFAULT_SINKS = ("log",)
 
 
+#: The module whose sinks serve :data:`DEFAULT_SINKS`.
+BUILTIN_MODULE = "dlt_ops.builtin.alert_sinks"
+
+
 def configured_sinks(config: ProjectConfig) -> tuple[str, ...]:
     """The sink names in effect (``[]`` turns alerts off)."""
     return DEFAULT_SINKS if config.alert_sinks is None else tuple(config.alert_sinks)
+
+
+def sink_factory(registry: PluginRegistry, config: ProjectConfig, name: str) -> AlertSinkFactory:
+    """The factory registered as ``name``. Another package registering ``log`` conflicts only
+    in a project that chose ``log``: with ``alert_sinks`` unset, the default is dltops-core's
+    own sink, so the conflict is not the project's to settle."""
+    try:
+        return registry.get(ALERT_SINK, name)
+    except PluginConflictError:
+        if config.alert_sinks is not None or name not in DEFAULT_SINKS:
+            raise
+        for reg in registry.registrations(KIND):
+            if reg.name == name and reg.source.value == BUILTIN_MODULE:
+                return cast("AlertSinkFactory", reg.obj)
+        raise
 
 
 def check_alert_sinks(registry: PluginRegistry, config: ProjectConfig) -> None:
@@ -38,7 +63,7 @@ def check_alert_sinks(registry: PluginRegistry, config: ProjectConfig) -> None:
 
 def check_alert_sink(registry: PluginRegistry, config: ProjectConfig, name: str) -> None:
     """One sink of :func:`check_alert_sinks` (``validate`` reports each on its own)."""
-    factory = registry.get(ALERT_SINK, name)
+    factory = sink_factory(registry, config, name)
     context = _context(config, name)
     call_timeout(context.options, table=f"[dlt_ops.alert_sink.{name}]")
     try:
@@ -76,7 +101,8 @@ def build_alert_sinks(registry: PluginRegistry, config: ProjectConfig) -> list[A
         context = _context(config, name)
         try:
             seconds = call_timeout(context.options, table=f"[dlt_ops.alert_sink.{name}]")
-            sinks.append(BoundedAlertSink(name, registry.get(ALERT_SINK, name)(context), seconds))
+            sink = sink_factory(registry, config, name)(context)
+            sinks.append(BoundedAlertSink(name, sink, seconds))
         except Exception as exc:  # a broken sink loses its alerts, never the run
             log.error("alerts.sink_unavailable", sink=name, error=_describe(exc))
     return sinks

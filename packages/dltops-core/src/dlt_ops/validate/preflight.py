@@ -6,7 +6,8 @@ halfway or silently do less than asked, so it is refused before extract instead.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+import functools
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -77,9 +78,15 @@ def _check_rule_ids(config: ProjectConfig, registry: PluginRegistry) -> None:
         )
 
 
-def _need(registry: PluginRegistry, kind: str, name: str, needed_by: str) -> None:
+def _need(
+    registry: PluginRegistry,
+    kind: str,
+    name: str,
+    needed_by: str,
+    lookup: Callable[[], object] | None = None,
+) -> None:
     try:
-        registry.get(kind, name)
+        lookup() if lookup is not None else registry.get(kind, name)
     except PluginLoadError as exc:
         raise PluginLoadFailedError(kind, name, exc.cause) from exc
     except UnknownPluginError as exc:
@@ -87,10 +94,11 @@ def _need(registry: PluginRegistry, kind: str, name: str, needed_by: str) -> Non
 
 
 def _check_alert_sinks(config: ProjectConfig, registry: PluginRegistry) -> None:
-    from dlt_ops.alerts.dispatch import KIND, configured_sinks
+    from dlt_ops.alerts.dispatch import KIND, configured_sinks, sink_factory
 
     for name in configured_sinks(config):
-        _need(registry, KIND, name, "[dlt_ops] alert_sinks")
+        lookup = functools.partial(sink_factory, registry, config, name)
+        _need(registry, KIND, name, "[dlt_ops] alert_sinks", lookup)
 
 
 def _check_assertion_types(

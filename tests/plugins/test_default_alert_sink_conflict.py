@@ -1,0 +1,64 @@
+"""Another package registering the alert sink ``log`` conflicts only where ``log`` is chosen:
+with ``[dlt_ops] alert_sinks`` unset (dltops-core's own default), runs go on with dltops-core's
+``log``; a project that lists ``log`` itself still has to pick."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+OTHER_LOG = """
+import dlt_ops
+
+
+class OtherLog:
+    target = "other log"
+
+    def __init__(self, context):
+        pass
+
+    def send(self, alert):
+        pass
+
+
+@dlt_ops.hookimpl
+def dlt_ops_register_alert_sinks(register):
+    register(OtherLog, name="log")
+"""
+CONFIG = """
+[dlt_ops]
+default_destination = "duckdb"
+default_dataset = "ds"
+{line}
+
+[sources.events_src.dlt_ops]
+schedule = "@daily"
+"""
+
+
+def _install(site: Path) -> dict[str, str]:
+    info = site / "acme_log-0.0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-log\nVersion: 0.0.1\n")
+    (info / "entry_points.txt").write_text("[dlt_ops.alert_sink]\nlog = acme_other_log\n")
+    (site / "acme_other_log.py").write_text(textwrap.dedent(OTHER_LOG))
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+
+
+def test_an_unset_alert_sinks_runs_on_dltops_cores_log(
+    tmp_path: Path, project, templates, cli
+) -> None:  # noqa: ANN001, E501
+    env = _install(tmp_path / "site")
+    root = project(CONFIG.format(line=""), {"events_src": templates["events"]})
+    ran = cli("pipeline", "run", "-s", "events_src", "-y", cwd=root, env=env)
+    assert ran.returncode == 0, ran.stderr
+
+
+def test_a_project_that_lists_log_must_pick(tmp_path: Path, project, templates, cli) -> None:  # noqa: ANN001
+    env = _install(tmp_path / "site")
+    root = project(CONFIG.format(line='alert_sinks = ["log"]'), {"events_src": templates["events"]})
+    ran = cli("pipeline", "run", "-s", "events_src", "-y", cwd=root, env=env)
+    assert ran.returncode == 2
+    assert "alert_sink name 'log' is claimed by more than one plugin" in ran.stderr
+    assert not (root / "events_src_pipeline.duckdb").exists()
