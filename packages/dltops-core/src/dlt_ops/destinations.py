@@ -88,9 +88,17 @@ def instantiate_adapter(engine: str, registered: object) -> DestinationAdapter:
 
 
 def project_registry(config: ProjectConfig) -> PluginRegistry:
-    """A command's registry: installed plugins, the project's picks, and a derived adapter for
-    each engine in ``[dlt_ops] derived_adapters`` that no installed plugin claims."""
+    """A command's registry: installed plugins, the project's picks, the adapter a plugin
+    registered for the dialect an engine's credentials name (``sqlalchemy+sqlite``, see
+    :mod:`dlt_ops.adapters.dialects`), and a derived adapter for each engine in
+    ``[dlt_ops] derived_adapters`` that no installed plugin claims."""
     registry = PluginRegistry(picks=config.plugins, disable=config.disabled_plugins)
+    if any("+" in s.name for s in registry.sources("destination")):  # metadata only
+        from dlt_ops.adapters.dialects import add_dialect_adapters
+
+        add_dialect_adapters(
+            registry, _project_engines(config), lambda e: resolve_credentials(config.root, e)
+        )
     if config.derived_adapters:
         from dlt_ops.adapters.derived import add_derived_adapters
 
@@ -100,6 +108,12 @@ def project_registry(config: ProjectConfig) -> PluginRegistry:
             lambda engine: resolve_credentials(config.root, engine),
         )
     return registry
+
+
+def _project_engines(config: ProjectConfig) -> list[str]:
+    """The engines the project's sources load into (the default destination's too)."""
+    named = [config.default_destination] + [s.destination for s in config.sources.values()]
+    return [engine_name(d) for d in dict.fromkeys(n for n in named if n)]
 
 
 def load_adapter(registry: PluginRegistry, engine: str) -> DestinationAdapter:

@@ -102,14 +102,15 @@ def _adapter_problems(registry: PluginRegistry, source: PluginSource) -> list[st
         if missing:
             out.append(f"adapter '{reg.name}' lacks: {', '.join(missing)}")
         name = getattr(obj, "name", None)
-        if isinstance(name, str) and name != reg.name:
+        engine = reg.name.partition("+")[0]  # a dialect adapter (sqlalchemy+sqlite): its engine
+        if isinstance(name, str) and name not in (reg.name, engine):
             out.append(
                 f"adapter registered as '{reg.name}' says name = '{name}': an adapter's name "
                 f"is dlt's engine name and must equal its registration (and entry point)"
             )
-        elif not missing and _builds_dlt_destination_by_name(obj) and _dlt_knows(reg.name) is False:
+        elif not missing and _builds_dlt_destination_by_name(obj) and _dlt_knows(engine) is False:
             out.append(
-                f"adapter '{reg.name}': dlt has no destination named '{reg.name}' and the "
+                f"adapter '{reg.name}': dlt has no destination named '{engine}' and the "
                 f"adapter does not build one (dlt_destination); name it after dlt's engine"
             )
     return out
