@@ -219,3 +219,20 @@ def bigquery_cli_env(tmp_path: Path) -> Callable[[Any, Path], dict[str, str]]:
         }
 
     return make
+
+
+@pytest.fixture
+def postgres_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement the PostgreSQL adapter sends in this test (counted at
+    ``PostgresAdapter._run``, its one way to the server), in order."""
+    from dltops_postgres.adapter import PostgresAdapter
+
+    statements: list[str] = []
+    run = PostgresAdapter._run
+
+    def counted(self: PostgresAdapter, client: Any, sql: str, params: Any, *, fetch: bool) -> Any:
+        statements.append(sql)
+        return run(self, client, sql, params, fetch=fetch)
+
+    monkeypatch.setattr(PostgresAdapter, "_run", counted)
+    return statements

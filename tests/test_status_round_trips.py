@@ -70,16 +70,9 @@ def shared_project(tmp_path: Path, postgres_database: Any) -> Path:
 
 
 def test_one_dataset_of_many_sources_is_read_in_a_few_statements(
-    shared_project: Path, monkeypatch: pytest.MonkeyPatch
+    shared_project: Path, postgres_statements: list[str]
 ) -> None:
-    statements: list[str] = []
-    run = PostgresAdapter._run
-
-    def counted(self: PostgresAdapter, client: Any, sql: str, params: Any, *, fetch: bool) -> Any:
-        statements.append(sql)
-        return run(self, client, sql, params, fetch=fetch)
-
-    monkeypatch.setattr(PostgresAdapter, "_run", counted)
+    statements = postgres_statements
     config = load_project_config(shared_project)
     sources = [f"src_{n:02d}" for n in range(N_SOURCES)]
     statuses = collect_status(project_registry(config), config, sources, LedgerQuery("", limit=3))

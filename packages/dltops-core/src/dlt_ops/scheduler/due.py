@@ -68,27 +68,48 @@ def recent_runs_of(
             where = resolve_destination(config, source, None)
             ledger = source_ledger(registry, config, where, pool)
             ledgers.append((source, ledger, reading_lane(registry, pool, ledger)))
-        found = map_by_database(
-            [key for _, _, key in ledgers],
-            lambda i: _read_recent(ledgers[i][0], ledgers[i][1].with_method("read_runs")),
-        )
-    return {source: runs for (source, _, _), runs in zip(ledgers, found, strict=True)}
+        lanes: dict[tuple[str, str, str], list[tuple[str, Any]]] = {}
+        for source, ledger, key in ledgers:  # sources of one dataset share their ledger's reads
+            lanes.setdefault(key, []).append((source, ledger))
+        keys = list(lanes)
+        found = map_by_database(keys, lambda i: _read_recent(lanes[keys[i]]))
+    return {source: runs for answer in found for source, runs in answer.items()}
 
 
-def _read_recent(source: str, sinks: list[tuple[str, Any]]) -> list[RunRecord]:
+def _read_recent(ledgers: list[tuple[str, Any]]) -> dict[str, list[RunRecord]]:
+    """The newest rows of each source of one lane (one dataset), from every readable sink: one
+    read for all of them per sink that can (``read_runs_many``: a few statements, however many
+    sources); one per source otherwise, or when that shared read failed."""
+    found: dict[str, dict[str, RunRecord]] = {source: {} for source, _ in ledgers}
+    per_sink: dict[str, list[tuple[str, Any]]] = {}
+    for source, ledger in ledgers:
+        for name, sink in ledger.with_method("read_runs"):
+            per_sink.setdefault(name, []).append((source, sink))
+    for name, sinks in per_sink.items():
+        for source, runs in _read_sink(name, sinks).items():
+            for row in runs:
+                if row.started_at is not None:
+                    found[source].setdefault(row.run_id, row)
+    by_start = lambda r: _utc(r.started_at) or _EPOCH  # noqa: E731
+    return {s: sorted(rows.values(), key=by_start, reverse=True) for s, rows in found.items()}
+
+
+def _read_sink(name: str, sinks: list[tuple[str, Any]]) -> dict[str, list[RunRecord]]:
     from dlt_ops.ledger.sinks import LedgerQuery
 
-    found: dict[str, RunRecord] = {}
-    for name, sink in sinks:
+    many = getattr(sinks[0][1], "read_runs_many", None)
+    if len(sinks) > 1 and many is not None:
         try:
-            rows = sink.read_runs(LedgerQuery(source=source, limit=RECENT)) or []
+            return many([s for s, _ in sinks], LedgerQuery(source="", limit=RECENT)) or {}
+        except Exception as exc:  # read them one by one: a broken one skips only itself
+            log.debug("scheduler.ledger_unread", sink=name, error=str(exc))
+    out: dict[str, list[RunRecord]] = {}
+    for source, sink in sinks:
+        try:
+            out[source] = sink.read_runs(LedgerQuery(source=source, limit=RECENT)) or []
         except Exception as exc:  # a missing database or table: nothing ran there yet
             log.debug("scheduler.ledger_unread", source=source, sink=name, error=str(exc))
-            continue
-        for row in rows:
-            if row.started_at is not None:
-                found.setdefault(row.run_id, row)
-    return sorted(found.values(), key=lambda r: _utc(r.started_at) or _EPOCH, reverse=True)
+    return out
 
 
 def _utc(value: datetime | None) -> datetime | None:
