@@ -15,7 +15,7 @@ from dlt_ops.adapters import (
     DestinationAdapter,
     DestinationSession,
 )
-from dlt_ops.adapters.protocol import DESTINATION, SqlClient
+from dlt_ops.adapters.protocol import DESTINATION, SqlClient, build_registered
 from dlt_ops.config import ProjectConfig
 from dlt_ops.config.credentials import resolve_credentials, resolve_destination_setting
 from dlt_ops.errors import PluginError
@@ -72,10 +72,7 @@ def adapter_problems(adapter: object) -> list[str]:
 
 def instantiate_adapter(engine: str, registered: object) -> DestinationAdapter:
     """Turn what a plugin registered (a class, factory or instance) into a checked adapter."""
-    made = registered  # a class or factory is called; an instance (it has connect) is kept
-    if isinstance(made, type) or (callable(made) and not hasattr(made, "connect")):
-        made = made()
-    adapter = made
+    adapter = build_registered(registered)
     missing = adapter_problems(adapter)
     if missing:
         raise PluginError(

@@ -84,6 +84,7 @@ def _adapter_problems(registry: PluginRegistry, source: PluginSource) -> list[st
     """Every registration of a destination plugin: missing protocol members, an adapter whose
     ``name`` is not the name it is registered under, and (where dlt builds the destination
     from that name) a name dlt has no destination for."""
+    from dlt_ops.adapters.protocol import build_registered
     from dlt_ops.destinations import adapter_problems
 
     out = []
@@ -91,10 +92,7 @@ def _adapter_problems(registry: PluginRegistry, source: PluginSource) -> list[st
         if reg.source.value != source.value or reg.source.dist != source.dist:
             continue
         try:
-            made = reg.obj  # a class or factory is called; an instance (has connect) kept
-            if isinstance(made, type) or (callable(made) and not hasattr(made, "connect")):
-                made = made()
-            obj = made
+            obj = build_registered(reg.obj)
         except Exception as exc:  # a factory that raises is a broken plugin
             out.append(f"adapter '{reg.name}': {type(exc).__name__}: {exc}")
             continue

@@ -47,10 +47,9 @@ class _DialectAlias:
         variant, registry = self.variant, self.registry
 
         def build() -> object:
-            made = registry.get("destination", variant)  # a class, a factory or an instance
-            if isinstance(made, type) or (callable(made) and not hasattr(made, "connect")):
-                made = made()
-            return made
+            from dlt_ops.adapters.protocol import build_registered
+
+            return build_registered(registry.get("destination", variant))
 
         register(build, name=self.engine)
 

@@ -151,5 +151,17 @@ class DestinationAdapter(Protocol):
 
 #: What ``dlt_ops_register_destinations`` registers: usually the adapter class.
 DestinationAdapterFactory = Callable[[], DestinationAdapter]
+
+
+def build_registered(registered: object) -> object:
+    """The adapter a registration stands for: a class or factory is called, an instance (it
+    has ``connect``) is kept. Unchecked: see ``dlt_ops.destinations.instantiate_adapter``."""
+    if isinstance(registered, type) or (
+        callable(registered) and not hasattr(registered, "connect")
+    ):
+        return registered()
+    return registered
+
+
 #: The typed key: ``registry.get(DESTINATION, name)`` is a :data:`DestinationAdapterFactory`.
 DESTINATION: Kind[DestinationAdapterFactory] = Kind("destination", DestinationAdapterFactory)
