@@ -396,6 +396,35 @@ def add_recent_run_duckdb(db_file: Path, dataset: str, source: str) -> None:
         con.close()
 
 
+def add_recent_runs_postgres(url: str, dataset: str, sources: Sequence[str]) -> None:
+    """:func:`add_recent_run_duckdb` for every one of ``sources``, in one statement."""
+    import psycopg
+
+    names = "ARRAY[" + ", ".join(f"'{s}'" for s in sources) + "]"
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute(
+            f'INSERT INTO "{dataset}"."_dlt_ops_runs" ({SEED_COLUMNS}) SELECT s || \'_pipeline\', '
+            f"s, NULL, 'postgres', '{dataset}', md5('recent' || s), 'recent', NULL, 'cli', "
+            "now() - INTERVAL '1 minute', now(), 'completed', 1, 1, NULL "
+            f"FROM unnest({names}) AS s"
+        )
+        con.execute(f'ANALYZE "{dataset}"."_dlt_ops_runs"')
+
+
+def peak_rss_mib(cmd: Sequence[str], *, cwd: Path, env: dict[str, str]) -> float:
+    """Run ``cmd`` once; the peak resident memory of it and its waited-for descendants, MiB
+    (Linux ``wait4``: the largest ``maxrss`` of the process tree)."""
+    proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"`{' '.join(cmd)}` exited {proc.returncode}\n{err[-3000:]!r}")
+    return usage.ru_maxrss / 1024  # KiB on Linux
+
+
 def count_ledger_duckdb(db_file: Path, dataset: str) -> int:
     """Rows in the ledger (to print that the seeding did what the table claims)."""
     import duckdb

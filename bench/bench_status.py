@@ -22,12 +22,15 @@ import shutil
 import tempfile
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 from _timing import (
     OURS,
     Case,
     Install,
     Row,
+    add_recent_run_duckdb,
+    add_recent_runs_postgres,
     add_source,
     bench_env,
     compile_bytecode,
@@ -220,6 +223,62 @@ def many_sources(
         db = root / f"{name}_pipeline.duckdb"
         shutil.copyfile(ledger_db, db)
         seed_duckdb(db, DATASET, rows, [name], replace=True)
+    compile_bytecode(install, root)
+    return root
+
+
+#: the scale rows (bench/run_all.py): fleets of these many sources, each source's ledger
+#: holding this many old runs plus one that started a minute ago (so none is due at @daily)
+SCALE_SIZES = (10, 100, 1_000)
+SCALE_RUNS_EACH = 10
+SCALE_TARGET_S = 1.0
+#: every fleet-wide ledger reader the scale rows time, as its CLI arguments
+SCALE_READERS = {
+    "`pipeline status`": ["pipeline", "status"],
+    "`runs list`": ["runs", "list"],
+    "`scheduler run --once` deciding, none due": ["scheduler", "run", "--once", "--json"],
+    "`report`": ["report", "-o", "report.html"],
+    "`metrics`": ["metrics"],
+}
+
+
+def duckdb_fleet(
+    install: Install, work: Path, env: dict[str, str], ledger_db: Path, n: int, rows: int
+) -> Path:
+    """:func:`many_sources`, each source's ledger also holding a run of a minute ago."""
+    root = many_sources(install, work, env, ledger_db, n, rows)
+    for i in range(n):
+        name = f"src_{i:03d}"
+        add_recent_run_duckdb(root / f"{name}_pipeline.duckdb", DATASET, name)
+    return root
+
+
+def postgres_fleet(
+    install: Install, work: Path, env: dict[str, str], db: Any, n: int, rows: int
+) -> Path:
+    """``n`` sources sharing one PostgreSQL dataset (``db``: a fresh database of
+    :func:`dlt_ops.testing.postgres.running_postgres`): the ledger table as dlt-ops creates it,
+    ``rows`` old runs per source and a run of a minute ago each, seeded with SQL."""
+    from dlt_ops.adapters import ConnectionTarget, DestinationSession
+    from dlt_ops.ledger.model import RUNS_TABLE
+    from dltops_postgres.adapter import PostgresAdapter
+
+    root = init_project(install, work, env, name="pgfleet")
+    shutil.rmtree(root / "my_pipeline")
+    (root / "my_pipeline" / "source").mkdir(parents=True)
+    (root / ".dlt" / "config.toml").write_text(
+        f'[dlt_ops]\ndefault_destination = "postgres"\ndefault_dataset = "{DATASET}"\n'
+    )
+    with (root / ".dlt" / "secrets.toml").open("a") as f:
+        f.write(f'\n[destination.postgres]\ncredentials = "{db.dlt_url}"\n')
+    names = [f"src_{i:03d}" for i in range(n)]
+    for name in names:
+        add_source(root, name, SMALL_SOURCE.format(name=name), dataset=DATASET)
+    target = ConnectionTarget("postgres", DATASET, root, credentials=db.url)
+    with DestinationSession.open(PostgresAdapter(), target) as session:
+        session.ensure_table(RUNS_TABLE)
+    seed_postgres(db.url, DATASET, rows * n, names)
+    add_recent_runs_postgres(db.url, DATASET, names)
     compile_bytecode(install, root)
     return root
 

@@ -30,6 +30,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,11 +48,11 @@ from _timing import (
     REPO,
     Case,
     Install,
-    add_recent_run_duckdb,
     bench_env,
     busy_note,
     compile_bytecode,
     init_project,
+    peak_rss_mib,
     reference_install,
     time_interleaved,
 )
@@ -124,6 +125,8 @@ class Run:
     notes: list[str] = field(default_factory=list)
     cases: list[Case] = field(default_factory=list)  # every timed case, for the detail table
     example_roots: list[Path] = field(default_factory=list)
+    #: a measure's median seconds by fleet size, for the growth table (label -> {n: s})
+    growth: dict[str, dict[int, float]] = field(default_factory=dict)
 
     @property
     def ref(self) -> Install | None:
@@ -209,6 +212,30 @@ def measure_run(run: Run) -> list[Result]:
                    at_most(ours.median, 1.1))]  # fmt: skip
 
 
+def measure_memory(run: Run) -> list[Result]:
+    """Peak resident memory of ``pipeline run`` vs the plain dlt script (bench_run.py's pair),
+    1 M rows, the process tree's peak (``wait4``); samples alternate, medians compared."""
+    size = 1_000 if run.smoke else 1_000_000
+    name = bench_run.source_name(size)
+    work = run.work / "memory"
+    root, env = bench_run.prepare(OURS, work, [size])
+    ours_cmd = [OURS.cli, "pipeline", "run", "-s", name, "-y"]
+    plain_cmd = [OURS.python, str(work / "plain" / f"plain_{name}.py")]
+    ours, plain = [], []
+    for _ in range(max(1, run.backfill_runs)):
+        ours.append(peak_rss_mib(ours_cmd, cwd=root, env=env))
+        plain.append(peak_rss_mib(plain_cmd, cwd=work / "plain", env=env))
+    ratio = statistics.median(ours) / statistics.median(plain)
+    run.notes.append(
+        f"peak memory, {size:,} rows: `pipeline run` {statistics.median(ours):.0f} MiB, plain "
+        f"dlt {statistics.median(plain):.0f} MiB (median of {len(ours)} each, the largest "
+        "maxrss of each process tree)"
+    )
+    return [Result(f"peak memory of `pipeline run` / plain dlt's, {size:,} rows, DuckDB",
+                   "≤ 1.1×", None, Stat(ratio, min(a / b for a, b in zip(ours, plain,
+                   strict=True)), "x"), f"{ratio:.2f}×", at_most(ratio, 1.1))]  # fmt: skip
+
+
 def measure_backfill(run: Run) -> list[Result]:
     days = 2 if run.smoke else 30
     overheads = [
@@ -282,13 +309,18 @@ def measure_many_sources(run: Run) -> list[Result]:
 
 
 def measure_airflow(run: Run) -> list[Result]:
-    """The DAG factory over 100 sources, Airflow in a throwaway venv (see bench_airflow.py)."""
-    title = "Airflow DAG factory parsing a 100-source project (Phase 1)"
+    """The DAG factory over 10, 100 and 1,000 sources, Airflow in a throwaway venv (see
+    bench_airflow.py); the row is the 1,000-source project's, the growth table all three."""
+    title = "Airflow DAG factory parsing a 1,000-source project (Phase 1)"
     if run.smoke:
         return [Result(title, "≤ 1 s", status="skipped (smoke: no Airflow install)")]
     python = bench_airflow.install_airflow(run.work / "airflow-venv")
-    root = bench_airflow.project(run.work / "airflow-project", 100)
-    samples = bench_airflow.measure(python, root, run.runs, run.work)
+    for n in bench_status.SCALE_SIZES:
+        root = bench_airflow.project(run.work / f"airflow-project-{n}", n)
+        samples = bench_airflow.measure(python, root, run.runs, run.work)
+        run.growth.setdefault("Airflow DAG factory parse", {})[n] = statistics.median(
+            [s["seconds"] for s in samples]
+        )
     ours = Stat.of([s["seconds"] for s in samples])
     run.notes.append(
         f"Airflow: `{bench_airflow.AIRFLOW_SPEC}` with this checkout's core and DuckDB packages "
@@ -323,13 +355,18 @@ def measure_airflow_variables(run: Run) -> list[Result]:
 
 
 def measure_dagster(run: Run) -> list[Result]:
-    """build_definitions over 100 sources, Dagster in its cached venv (see bench_dagster.py)."""
-    title = "Dagster build_definitions over a 100-source project (Phase 1)"
+    """build_definitions over 10, 100 and 1,000 sources, Dagster in its cached venv (see
+    bench_dagster.py); the row is the 1,000-source project's, the growth table all three."""
+    title = "Dagster build_definitions over a 1,000-source project (Phase 1)"
     if run.smoke:
         return [Result(title, "≤ 1 s", status="skipped (smoke: no Dagster install)")]
     python = bench_dagster.dagster_python()
-    root = bench_dagster.project(run.work / "dagster-project", 100)
-    samples = bench_dagster.measure(python, root, run.runs, run.work)
+    for n in bench_status.SCALE_SIZES:
+        root = bench_dagster.project(run.work / f"dagster-project-{n}", n)
+        samples = bench_dagster.measure(python, root, run.runs, run.work)
+        run.growth.setdefault("Dagster definitions load", {})[n] = statistics.median(
+            [s["seconds"] for s in samples]
+        )
     ours = Stat.of([s["seconds"] for s in samples])
     run.notes.append(
         "Dagster: the cached venv of dlt_ops.testing.dagster; each sample a fresh process that "
@@ -340,30 +377,67 @@ def measure_dagster(run: Run) -> list[Result]:
     return [Result(title, "≤ 1 s", None, ours, f"{ours.median:.3f} s", at_most(ours.median, 1.0))]
 
 
-def measure_scheduler(run: Run) -> list[Result]:
-    """`scheduler run --once` over 100 scheduled sources none of which is due: the decision
-    alone (each source's newest ledger run against its schedule), no runs to add."""
-    n = 3 if run.smoke else 100
+def measure_scale(run: Run) -> list[Result]:
+    """Every fleet-wide ledger reader (``bench_status.SCALE_READERS``) over 10, 100 and 1,000
+    sources: on DuckDB (a ledger file per source) and on PostgreSQL (every source in one
+    dataset). Ledgers are copied and seeded (``bench_status.duckdb_fleet`` and
+    ``postgres_fleet``), never run; the rows are the largest fleet's, the growth table all."""
+    sizes = (2, 3) if run.smoke else bench_status.SCALE_SIZES
+    each = bench_status.SCALE_RUNS_EACH
     if not run.example_roots:  # `status` did not run (--only)
         work = run.work / "example0"
         run.example_roots.append(bench_status.example_after_one_run(OURS, work, bench_env(work)))
-    work = run.work / "scheduler"
-    env = bench_env(work)
     ledger_db = run.example_roots[0] / f"{bench_status.SOURCE}_pipeline.duckdb"
-    root = bench_status.many_sources(OURS, work, env, ledger_db, n, rows=10)
-    for i in range(n):
-        name = f"src_{i:03d}"
-        add_recent_run_duckdb(root / f"{name}_pipeline.duckdb", bench_status.DATASET, name)
-    cmd = [OURS.cli, "scheduler", "run", "--once", "--json"]
-    ran = json.loads(bench_run_cmd(cmd, root, env))
+    with ExitStack() as stack:
+        server = None
+        if run.postgres:
+            from dlt_ops.testing.postgres import running_postgres
+
+            server = stack.enter_context(running_postgres())
+        fleets: list[tuple[str, int, Path, dict[str, str]]] = []
+        for n in sizes:
+            work = run.work / f"scale-duckdb-{n}"
+            env = bench_env(work)
+            root = bench_status.duckdb_fleet(OURS, work, env, ledger_db, n, each)
+            fleets.append(("DuckDB, a ledger file per source", n, root, env))
+            if server is not None:
+                work = run.work / f"scale-postgres-{n}"
+                env = bench_env(work)
+                db = server.create_database(f"bench_scale_{n}")
+                root = bench_status.postgres_fleet(OURS, work, env, db, n, each)
+                fleets.append(("PostgreSQL, one dataset", n, root, env))
+        return _time_fleets(run, fleets, sizes[-1])
+
+
+def _time_fleets(
+    run: Run, fleets: list[tuple[str, int, Path, dict[str, str]]], largest: int
+) -> list[Result]:
+    results = []
+    for backend, n, root, env in fleets:
+        _check_fleet(root, env, n)
+        cases = {title: Case(f"dlt-ops: {title.replace('`', '')}, {n:,} sources, {backend}",
+                             [OURS.cli, *args], root, env)
+                 for title, args in bench_status.SCALE_READERS.items()}  # fmt: skip
+        run.time(list(cases.values()))
+        for title, case in cases.items():
+            median = statistics.median(case.samples)
+            run.growth.setdefault(f"{title}, {backend}", {})[n] = median
+            if n == largest:
+                ours = Stat.of(case.samples)
+                limit = bench_status.SCALE_TARGET_S
+                results.append(Result(f"{title}, {n:,} sources, {backend}", f"≤ {limit:g} s",
+                                      None, ours, f"{median:.3f} s", median <= limit))  # fmt: skip
+    return results
+
+
+def _check_fleet(root: Path, env: dict[str, str], n: int) -> None:
+    """Once before timing: status shows every source and the scheduler finds none due."""
+    shown = bench_run_cmd([OURS.cli, "pipeline", "status"], root, env).count("Source: ")
+    if shown != n:
+        raise RuntimeError(f"status over {root} shows {shown} of {n} sources")
+    ran = json.loads(bench_run_cmd([OURS.cli, "scheduler", "run", "--once", "--json"], root, env))
     if ran:
         raise RuntimeError(f"scheduler ran {len(ran)} source(s); the benchmark wants none due")
-    case = Case(f"dlt-ops: scheduler run --once, {n} sources, none due", cmd, root, env)
-    run.time([case])
-    ours = Stat.of(case.samples)
-    return [Result(f"`scheduler run --once` deciding what is due across {n} sources (none due)",
-                   "≤ 1 s + the runs", None, ours, f"{ours.median:.3f} s",
-                   at_most(ours.median, 1.0))]  # fmt: skip
 
 
 def bench_run_cmd(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
@@ -420,15 +494,17 @@ TITLES = {
     "status": "`pipeline status`, 1 source, DuckDB",
     "validate": "`pipeline validate`, example project",
     "run": "`pipeline run` / plain dlt, 1,000 rows, DuckDB",
+    "memory": "peak memory of `pipeline run` / plain dlt's, 1,000,000 rows, DuckDB",
     "backfill": "backfill marginal cost per chunk / plain dlt loop's",
     "workers": "backfill `--workers 4`, Postgres, speed-up vs the reference",
     "sources": "`pipeline status`, 100 sources, 10,000-run DuckDB ledgers",
-    "scheduler": "`scheduler run --once` deciding what is due across 100 sources",
-    "airflow": "Airflow DAG factory parsing a 100-source project (Phase 1)",
+    "scale": "fleet-wide readers over 10 / 100 / 1,000 sources (status, runs list, scheduler, "
+    "report, metrics)",
+    "airflow": "Airflow DAG factory parsing a 1,000-source project (Phase 1)",
     "airflow_variables": (
         "Airflow Variable look-ups per backfill chunk task, dlt's provider off (kept)"
     ),
-    "dagster": "Dagster build_definitions over a 100-source project (Phase 1)",
+    "dagster": "Dagster build_definitions over a 1,000-source project (Phase 1)",
     "checkpoints": "`@with_checkpoints` extract throughput / plain extract's",
 }
 
@@ -438,18 +514,20 @@ MEASURES: dict[str, Callable[[Run], list[Result]]] = {  # in the table's order
     "status": measure_status,
     "validate": measure_validate,
     "run": measure_run,
+    "memory": measure_memory,
     "backfill": measure_backfill,
     "workers": measure_workers,
     "sources": measure_many_sources,
     "airflow": measure_airflow,
     "airflow_variables": measure_airflow_variables,
     "dagster": measure_dagster,
-    "scheduler": measure_scheduler,
+    "scale": measure_scale,
     "checkpoints": measure_checkpoints,
 }
 #: run order: the backfills last, so their figures are the latest (code others are changing)
-RUN_ORDER = ("help", "status", "validate", "run", "sources", "airflow", "airflow_variables",
-             "dagster", "scheduler", "checkpoints", "backfill", "workers")  # fmt: skip
+RUN_ORDER = ("help", "status", "validate", "run", "memory", "sources", "airflow",
+             "airflow_variables", "dagster", "scale", "checkpoints", "backfill",
+             "workers")  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- report
@@ -491,6 +569,46 @@ def load() -> str:
     return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
 
 
+#: slack of the growth check: a measure grows faster than linearly when its 100 -> 1,000 rise
+#: exceeds this many times what its 10 -> 100 slope predicts, plus GROWTH_FLOOR_S of noise
+GROWTH_SLACK, GROWTH_FLOOR_S = 1.5, 0.05
+
+
+def faster_than_linear(by_n: dict[int, float]) -> bool | None:
+    """Whether the cost grew faster than linearly over three fleet sizes (``None``: fewer)."""
+    if len(by_n) < 3:
+        return None
+    (a, ta), (b, tb), (c, tc) = sorted(by_n.items())[:3]
+    slope = max(tb - ta, 0.0) / (b - a)
+    return tc - tb > GROWTH_SLACK * slope * (c - b) + GROWTH_FLOOR_S
+
+
+def growth_table(growth: dict[str, dict[int, float]]) -> list[str]:
+    """Median seconds of each scale measure by fleet size, and whether it grew faster than
+    linearly (:func:`faster_than_linear`)."""
+    if not growth:
+        return []
+    sizes = sorted({n for by_n in growth.values() for n in by_n})
+    lines = ["## Growth with sources", "",
+             "Median seconds by number of sources; per source = the rise from the previous "
+             "size, divided by the sources added. A row grows faster than linearly when its "
+             f"last rise exceeds {GROWTH_SLACK}× what its first slope predicts, plus "
+             f"{GROWTH_FLOOR_S} s.", "",
+             "| measure | " + " | ".join(f"{n:,}" for n in sizes)
+             + " | per source, last step | faster than linear |",
+             "|---|" + "---:|" * (len(sizes) + 1) + "---|"]  # fmt: skip
+    for label, by_n in growth.items():
+        cells = [f"{by_n[n]:.3f} s" if n in by_n else "—" for n in sizes]
+        known = sorted(by_n)
+        step = "—"
+        if len(known) >= 2:
+            (p, tp), (q, tq) = (known[-2], by_n[known[-2]]), (known[-1], by_n[known[-1]])
+            step = f"{(tq - tp) / (q - p) * 1000:.2f} ms"
+        verdict = {None: "—", True: "**yes**", False: "no"}[faster_than_linear(by_n)]
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {step} | {verdict} |")
+    return [*lines, ""]
+
+
 def render(results: list[Result], run: Run, started: datetime, load_start: str) -> str:
     ref = run.ref
     lines = [
@@ -519,6 +637,7 @@ def render(results: list[Result], run: Run, started: datetime, load_start: str) 
     lines += ["| " + " | ".join(header) + " |", "|---|---:|---:|---:|---|---|"]
     lines += ["| " + " | ".join(r.cells()) + " |" for r in results]
     lines.append("")
+    lines += growth_table(run.growth)
     if run.notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in run.notes] + [""]
     lines += ["## Every case", "", "| case | median | min | max | samples |"]

@@ -83,9 +83,15 @@ def test_run_all_writes_every_row(tmp_path: Path) -> None:
         "Airflow Variable look-ups per backfill chunk task",
         "Dagster build_definitions",
         "scheduler run --once",
+        "`runs list`, 3 sources",
+        "`report`, 3 sources",
+        "`metrics`, 3 sources",
+        "peak memory of `pipeline run` / plain dlt's",
         "`@with_checkpoints` extract",
     ):
         assert row in text, row
+    # the scale rows' growth by fleet size (2 and 3 sources in smoke)
+    assert "## Growth with sources" in text and "| `pipeline status`, DuckDB" in text
     assert "| failed |" not in text, text
     # the checkpoint row is the page rate; the note carries the once-per-extract part beside it
     assert "duckdb / plain dlt" in text and "of which opening a session " in text
