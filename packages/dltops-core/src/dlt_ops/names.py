@@ -1,6 +1,6 @@
 """The one check every name and path a command is given goes through (exit 2 when it fails).
 
-A source's name becomes file names (``<source>_pipeline/``, ``<source>_pipeline.duckdb``, a run
+A source's name becomes file names (``<source>_pipeline/``, an embedded database file, a run
 lock ``<source>.lock``), a dlt pipeline name and a key in every dlt-ops table; a run id becomes a
 ledger key and part of one-line messages. So a name must be one line of printable text (no NUL,
 newline or other control character: it would split a one-line error or a table row, and the C
@@ -18,7 +18,7 @@ from pathlib import Path
 from dlt_ops.errors import InvalidNameError
 
 #: The longest name, in UTF-8 bytes: file systems allow 255 per file name, and a name gets up to
-#: ``_pipeline.duckdb.wal`` (20) and a little more appended.
+#: ``_pipeline`` plus an embedded engine's file suffixes (~20) and a little more appended.
 MAX_NAME_BYTES = 200
 #: The longest path component (NAME_MAX on Linux and macOS) and path (PATH_MAX) accepted.
 MAX_COMPONENT_BYTES = 255

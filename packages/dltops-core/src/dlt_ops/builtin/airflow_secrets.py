@@ -31,14 +31,29 @@ def _airflow_installed() -> bool:
     return importlib.util.find_spec("airflow") is not None
 
 
-#: Airflow connection types whose URI scheme dlt spells differently.
-_SCHEMES = {"postgres": "postgresql"}
+def _drivername(engine: str) -> str | None:
+    """The URI scheme dlt's credentials for ``engine`` carry (Airflow may name the connection
+    type differently): the engine fact comes from dlt, never from a name table here."""
+    import typing
+
+    from dlt.common.destination import Destination
+
+    try:
+        destination = Destination.from_reference(engine)
+        if destination is None:
+            return None
+        credentials = typing.get_type_hints(destination.spec).get("credentials")
+    except Exception:  # an engine dlt cannot describe: keep Airflow's scheme
+        return None
+    name = getattr(credentials, "drivername", None)
+    return name if isinstance(name, str) and name else None
 
 
-def connection_uri(conn: Any) -> str:
+def connection_uri(conn: Any, engine: str | None = None) -> str:
     """A dlt connection string from an Airflow ``Connection``: ``<scheme>://login:password@host
-    :port/schema``, the Connection's extra fields as the query string."""
-    scheme = _SCHEMES.get(conn.conn_type, conn.conn_type)
+    :port/schema``, the Connection's extra fields as the query string; the scheme is the one
+    dlt's credentials for ``engine`` use, else the connection's type."""
+    scheme = (_drivername(engine) if engine else None) or conn.conn_type
     auth = ""
     if conn.login or conn.password:
         auth = quote(conn.login or "", safe="")
@@ -94,7 +109,10 @@ class AirflowVariableBackend:
                 f"airflow_conn in [sources.{source}.dlt_ops]."
             ) from None
         remember_secret(conn.password)
-        os.environ[credentials_env(config, source)] = connection_uri(conn)
+        from dlt_ops.destinations import engine_name
+
+        engine = engine_name(config.destination_for(source))
+        os.environ[credentials_env(config, source)] = connection_uri(conn, engine)
 
     def prepare(self, config: ProjectConfig, source: str) -> None:
         """Fetch the Variable and put it where dlt resolves the source's secret (env, dlt's

@@ -1,6 +1,6 @@
 """A file dlt's filesystem readers cannot parse: named, with its real line, and a policy.
 
-dlt's ``read_csv`` / ``read_jsonl`` / ``read_parquet`` / ``read_csv_duckdb`` transformers read
+dlt's ``read_csv`` / ``read_jsonl`` / ``read_parquet`` (and its engine-backed CSV) transformers read
 every file of a page in one generator, so a parser error says neither which file it was in nor
 (for JSONL, parsed a line at a time) which line: pandas reports ``line 503`` without a name, and
 the JSON parser ``line 1`` for line 451. The run wraps each of these readers so a file is read
