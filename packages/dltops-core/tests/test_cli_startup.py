@@ -44,6 +44,7 @@ CLI_CORE = {
     "dlt_ops.cli.pipeline",
     "dlt_ops.cli.help_format",
     "dlt_ops.cli.state",
+    "dlt_ops.cli.names",
     "dlt_ops.cli.plugin_commands",
 }
 HELP = "import sys; sys.argv = ['dlt-ops', *sys.argv[1:]]; from dlt_ops.cli import main; main()"
