@@ -46,6 +46,9 @@ _A = f"{{{TABLE_NAME}}}"
 SELECT_OPEN = Statement(
     f"SELECT problem, level FROM {_A} WHERE source_section = ? AND resolved_at IS NULL"
 )
+SELECT_ALL_OPEN = Statement(
+    f"SELECT source_section, problem, level FROM {_A} WHERE resolved_at IS NULL"
+)
 DELETE = Statement(f"DELETE FROM {_A} WHERE source_section = ? AND problem = ?")
 INSERT = Statement(
     f"INSERT INTO {_A} (source_section, problem, level, detail, opened_at) VALUES (?, ?, ?, ?, ?)"
@@ -89,6 +92,7 @@ class FreshnessWatch:
         except Exception as exc:  # the runs went on; their alerts come next pass
             log.error("freshness.check_failed", error=str(exc))
             return 0
+        self._prefetch(registry, config, [s for s, v in verdicts.items() if v is not None])
         sinks: list[AlertSink] | None = None
         sent = 0
         for source, verdict in verdicts.items():
@@ -141,6 +145,44 @@ class FreshnessWatch:
         return [_alert(where, verdict, p, now) for p in opened] + [
             _alert(where, verdict, p, now, recovered=True) for p in closed
         ]
+
+    def _prefetch(
+        self, registry: PluginRegistry, config: ProjectConfig, sources: Sequence[str]
+    ) -> None:
+        """The stored problems of the sources sharing a dataset, in one session and one query
+        for all of them (a fleet in one dataset costs a few statements, not a session per
+        source); a source alone in its dataset, or a dataset that cannot be read now, is left to
+        :meth:`_stored`."""
+        from dlt_ops.destinations import open_session
+        from dlt_ops.target import resolve_target
+
+        groups: dict[tuple[str, str, str], tuple[Target, list[str]]] = {}
+        for source in sources:
+            if source in self.open:
+                continue
+            try:
+                where = resolve_target(registry, config, source)
+            except Exception:  # noqa: BLE001 - its own pass below says what is wrong
+                continue
+            if where.has_adapter:
+                groups.setdefault(where.key, (where, []))[1].append(source)
+        for where, names in groups.values():
+            if len(names) < 2:
+                continue
+            stored: dict[str, dict[str, str]] = {name: {} for name in names}
+            try:
+                session = open_session(registry, config, where, read_only=True)
+                try:
+                    if session.fetch_columns(TABLE_NAME) is not None:
+                        for source, problem, level in session.query(SELECT_ALL_OPEN):
+                            if source in stored:
+                                stored[source][problem] = level
+                finally:
+                    session.close()
+            except Exception as exc:  # down or busy: each source asks again by itself
+                log.debug("freshness.state_unread", sources=len(names), error=str(exc))
+                continue
+            self.open.update(stored)
 
     def _stored(
         self, registry: PluginRegistry, config: ProjectConfig, where: Target, source: str
