@@ -167,6 +167,7 @@ def test_a_failure_drops_the_package_and_names_every_failed_assertion(
         "required_columns on events", "unique_columns on events", "required_columns on other"
     )  # fmt: skip
     assert verdicts.gate == "assertions" and gate.quarantined == 0
+    assert (verdicts.resources["events"].failed, verdicts.resources["other"].failed) == (2, 1)
 
 
 def test_a_single_failure_names_only_itself(
@@ -179,6 +180,43 @@ def test_a_single_failure_names_only_itself(
     with pytest.raises(AssertionFailedError) as failed:
         gate.after_extract(pipeline, load_id)
     assert str(failed.value).endswith("missing required column(s): kind")
+
+
+def test_two_failures_name_the_second_one_too(
+    tmp_path: Path, config: ProjectConfig, registry: PluginRegistry, session: DestinationSession
+) -> None:
+    engines = _engines(config, registry, events={"required_columns": ["kind"]},
+                       other={"required_columns": ["kind"]})  # fmt: skip
+    engines["events"].observe({"id": 1})
+    engines["other"].observe({"id": 2})
+    gate = AssertionGate(_context(config, registry, session), engines)
+    pipeline, load_id = _extracted(tmp_path)
+    with pytest.raises(AssertionFailedError) as failed:
+        gate.after_extract(pipeline, load_id)
+    assert str(failed.value).endswith("(also failed: required_columns on other)")
+
+
+def test_a_resources_pydantic_model_declares_its_columns() -> None:
+    import dlt
+    import pydantic
+
+    from dlt_ops.assertions.gate import _declared_columns
+
+    class Typed(pydantic.BaseModel):
+        id: int
+        kind: str
+
+    @dlt.resource(name="typed", columns=Typed)
+    def typed():  # noqa: ANN202
+        yield {"id": 1, "kind": "a"}
+
+    @dlt.resource(name="plain")
+    def plain():  # noqa: ANN202
+        yield {"id": 1}
+
+    assert _declared_columns(typed) == ("id", "kind")
+    assert _declared_columns(plain) is None  # no model: nothing declared
+    assert _declared_columns(object()) is None  # not a dlt resource at all
 
 
 def test_quarantined_rows_count_as_rejected_once_written(
