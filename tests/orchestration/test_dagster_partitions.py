@@ -18,7 +18,8 @@ DAYS = 12
 FROM, TO = "2026-01-01T00:00:00Z", "2026-01-13T00:00:00Z"
 KEYS = [f"2026-01-{d:02d}" for d in range(1, DAYS + 1)]
 
-#: Each chunk run marks its day, then waits (up to 60 s) until a second chunk run has started
+#: Each chunk run marks its day, then waits (up to 180 s: a loaded CI machine may take a minute
+#: to start the other run's process) until a second chunk run has started
 #: somewhere: the runs overlap whenever they really run in parallel, and a serial execution
 #: still finishes (the overlap assertion then fails).
 #: With ``BF_POOL`` it also stops waiting once a step of another run waits for a slot of that
@@ -35,7 +36,7 @@ BARRIER = """    lo, hi = ts.start_value, ts.end_value
         if pool:
             import dagster
             storage = dagster.DagsterInstance.get().event_log_storage
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180
         while len(os.listdir(marks)) < 2 and time.monotonic() < deadline:
             if pool and storage.get_concurrency_info(pool).pending_step_count:
                 open(os.environ["BF_POOL_SEEN"], "w").close()
