@@ -70,11 +70,7 @@ def test_serve_answers_while_the_scheduler_runs_what_is_due(project, templates) 
             assert time.monotonic() < deadline, body
             time.sleep(0.2)
         assert status == 200 and kind.startswith("text/plain; version=")
-        with duckdb.connect(str(root / "events_src_pipeline.duckdb"), read_only=True) as conn:
-            rows = conn.execute(
-                "SELECT source_section, status, count(*) FROM ds._dlt_ops_runs GROUP BY 1, 2"
-            ).fetchall()
-        assert _runs_total(body) == {(s, st): float(n) for s, st, n in rows}
+        served_runs = _runs_total(body)
         while True:  # the pass is counted when it ends: after its run's child has reported
             status, kind, body = _get(f"{url}/healthz")
             health = json.loads(body)
@@ -95,6 +91,13 @@ def test_serve_answers_while_the_scheduler_runs_what_is_due(project, templates) 
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=120)
     assert proc.returncode == 0
+    # Read the ledger only once the scheduler has exited: while it runs, its ticks open the
+    # DuckDB file for writing and a second process cannot open it at all.
+    with duckdb.connect(str(root / "events_src_pipeline.duckdb"), read_only=True) as conn:
+        rows = conn.execute(
+            "SELECT source_section, status, count(*) FROM ds._dlt_ops_runs GROUP BY 1, 2"
+        ).fetchall()
+    assert served_runs == {(s, st): float(n) for s, st, n in rows}
 
 
 def test_serve_is_refused_with_once(project, templates, cli) -> None:  # noqa: ANN001
