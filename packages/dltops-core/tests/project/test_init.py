@@ -63,3 +63,56 @@ def test_existing_gitignore_is_appended_not_replaced(cli, tmp_path: Path) -> Non
     lines = (tmp_path / ".gitignore").read_text().splitlines()
     assert lines[0] == "node_modules/"
     assert ".dlt-ops/" in lines
+
+
+def test_destination_names_the_default_and_its_adapters_files(cli, tmp_path: Path) -> None:
+    root = tmp_path / "pg"
+    result = cli(*["init", str(root), "--destination", "postgres"])
+    assert result.exit_code == 0, result.output
+    assert load_project_config(root).default_destination == "postgres"
+    assert "core tier" not in result.output  # dltops-postgres is installed here
+    ignored = (root / ".gitignore").read_text().splitlines()
+    assert "*.duckdb" not in ignored  # the starter engine's files only when it is the starter
+    assert "[destination.postgres.credentials]" in (root / ".dlt/secrets.toml").read_text()
+    duck = tmp_path / "duck"
+    assert cli(*["init", str(duck), "-d", "duckdb"]).exit_code == 0
+    assert {"*.duckdb", "*.duckdb.wal"} <= set((duck / ".gitignore").read_text().splitlines())
+
+
+def test_a_plugin_adapters_project_files_reach_gitignore(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    from importlib.metadata import EntryPoint
+
+    from dlt_ops.plugins import PluginRegistry
+
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site/acme_lite_adapter.py").write_text(
+        "from dlt_ops import hookimpl\n"
+        "from dlt_ops.adapters import SqlAdapterBase\n\n"
+        "class LiteAdapter(SqlAdapterBase):\n"
+        "    name = 'acmelite'\n"
+        "    project_files = ('*.acmelite', 'acmelite-journal/')\n\n"
+        "@hookimpl\n"
+        "def dlt_ops_register_destinations(register):\n"
+        "    register(LiteAdapter, name='acmelite')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    eps = [EntryPoint("acmelite", "acme_lite_adapter", "dlt_ops.destination")]
+    init_project(tmp_path / "p", destination="acmelite", registry=PluginRegistry(entry_points=eps))
+    ignored = (tmp_path / "p/.gitignore").read_text().splitlines()
+    assert {"*.acmelite", "acmelite-journal/"} <= set(ignored)
+    assert load_project_config(tmp_path / "p").default_destination == "acmelite"
+
+
+def test_an_engine_without_an_adapter_is_core_tier_and_said_so(cli, tmp_path: Path) -> None:
+    result = cli(*["init", str(tmp_path / "s"), "--destination", "snowflake"])
+    assert result.exit_code == 0, result.output
+    assert "no dlt-ops adapter for 'snowflake'" in result.output and "core tier" in result.output
+    assert load_project_config(tmp_path / "s").default_destination == "snowflake"
+
+
+@pytest.mark.parametrize("name", ["Post-gres", "a b", "x\ny", ""])
+def test_a_bad_destination_name_writes_nothing(cli, tmp_path: Path, name: str) -> None:
+    result = cli(*["init", str(tmp_path / "demo"), "--destination", name])
+    assert result.exit_code == 2, result.output
+    assert "is not a destination name" in result.stderr
+    assert not (tmp_path / "demo").exists()

@@ -1,5 +1,5 @@
 """``dlt-ops init [ROOT] [-p NAME] [--example | --source sql_database|rest_api|filesystem]
-[--schema S] [--table T ...] [--backend B]``."""
+[--schema S] [--table T ...] [--backend B] [--destination NAME]``."""
 
 from __future__ import annotations
 
@@ -55,6 +55,16 @@ def init(
             help="With --source sql_database: sqlalchemy (default), pyarrow, pandas or connectorx.",
         ),
     ] = None,
+    destination: Annotated[
+        str | None,
+        typer.Option(
+            "--destination",
+            "-d",
+            help="The project's default_destination (dlt's engine name, e.g. postgres); its "
+            "adapter's files go into .gitignore. Default: an installed adapter that keeps its "
+            "database in the project (duckdb).",
+        ),
+    ] = None,
 ) -> None:
     """Scaffold a dlt-ops project; refuses to overwrite an existing one."""
     from dlt_ops.project.scaffold import EXAMPLE_SOURCE, SqlOptions, init_project
@@ -62,10 +72,20 @@ def init(
     sql = None
     if schema is not None or table or backend is not None:
         sql = SqlOptions(schema, tuple(table or ()), backend or "sqlalchemy")
-    result = init_project(root, pipeline, example=example, source=source, sql=sql)
+    result = init_project(
+        root, pipeline, example=example, source=source, sql=sql, destination=destination
+    )
     typer.echo(f"\n✓ Initialized dlt-ops project at {result.root}\n")
     for rel in result.created:
         typer.echo(f"  {rel}")
+    starter = result.starter
+    if starter is not None and starter.core_tier:
+        typer.echo(
+            f"\nNote: no dlt-ops adapter for {starter.destination!r} is installed, so the project "
+            f"runs at core tier (runs and assertions work; features that need an adapter refuse). "
+            f"Install its adapter package (e.g. dltops-{starter.destination}) for the full tier; "
+            f"see docs/destinations.md."
+        )
     typer.echo("\nNext steps:")
     kind = result.dlt_source
     if kind is not None:

@@ -42,15 +42,24 @@ class Starter:
 
     destination: str
     files: tuple[str, ...] = ()
+    #: No dlt-ops adapter is installed for it: runs and assertions work, adapter-gated
+    #: features refuse (docs/destinations.md, "Three tiers").
+    core_tier: bool = False
 
 
-def starter_destination(registry: PluginRegistry | None = None) -> Starter:
-    """The first installed adapter (by name) whose engine keeps its database in the project,
-    so the new project runs with neither a server nor credentials; else the fallback."""
+def starter_destination(
+    registry: PluginRegistry | None = None, destination: str | None = None
+) -> Starter:
+    """The new project's destination: ``destination`` when given (``init --destination``),
+    with its adapter's ``project_files`` when one is installed; else the first installed
+    adapter (by name) whose engine keeps its database in the project, so the new project runs
+    with neither a server nor credentials; else the fallback."""
     from dlt_ops.destinations import instantiate_adapter
     from dlt_ops.plugins import PluginRegistry
 
     registry = PluginRegistry() if registry is None else registry
+    if destination is not None:
+        return _chosen_starter(registry, check_destination_name(destination))
     for name in registry.names("destination"):
         try:
             adapter = instantiate_adapter(name, registry.get("destination", name))
@@ -60,6 +69,28 @@ def starter_destination(registry: PluginRegistry | None = None) -> Starter:
         if adapter.project_files:
             return Starter(name, adapter.project_files)
     return Starter(FALLBACK_DESTINATION)
+
+
+def check_destination_name(name: str) -> str:
+    """``--destination`` names an engine the way dlt does: a lower-case identifier."""
+    if not name.isidentifier() or name != name.lower():
+        raise UsageError(
+            f"--destination {name!r} is not a destination name: use dlt's engine name, such as "
+            f"duckdb, postgres or bigquery."
+        )
+    return name
+
+
+def _chosen_starter(registry: PluginRegistry, name: str) -> Starter:
+    """``--destination NAME``: an installed adapter's files, or core tier (no adapter)."""
+    from dlt_ops.destinations import instantiate_adapter
+
+    if name not in registry.names("destination"):
+        log.debug("init.core_tier", destination=name)
+        return Starter(name, core_tier=True)
+    # a broken adapter is an error here: the user asked for this one by name
+    adapter = instantiate_adapter(name, registry.get("destination", name))
+    return Starter(name, adapter.project_files)
 
 
 @dataclass(frozen=True)
@@ -133,6 +164,7 @@ class InitResult:
     created: list[str] = field(default_factory=list)
     example: bool = False
     dlt_source: DltSourceKind | None = None
+    starter: Starter | None = None
 
 
 def _write(root: Path, rel: str, text: str, result: InitResult) -> None:
@@ -213,14 +245,20 @@ def init_project(
     example: bool = False,
     source: str | None = None,
     sql: SqlOptions | None = None,
+    destination: str | None = None,
+    registry: PluginRegistry | None = None,
 ) -> InitResult:
     """Scaffold a project at ``root``; refuses when ``.dlt/config.toml`` already exists.
 
     ``source`` (``sql_database``, ``rest_api``, ``filesystem``) builds the project around that
     dlt source: a source module, its config and secrets placeholders. It validates as written
     and runs once the placeholders are filled in. ``sql`` carries ``--schema``, ``--table``
-    and ``--backend`` (``sql_database`` only)."""
+    and ``--backend`` (``sql_database`` only). ``destination`` is ``--destination``: the
+    engine ``default_destination`` names (default: see :func:`starter_destination`), looked
+    up in ``registry`` (default: the installed plugins)."""
     check_pipeline_name(pipeline)
+    if destination is not None:
+        check_destination_name(destination)
     kind = dlt_source_kind(source) if source is not None else None
     if kind is not None and example:
         raise UsageError("--example and --source scaffold different projects: pick one.")
@@ -235,10 +273,13 @@ def init_project(
             f"{config} already exists; refusing to overwrite it. There is no --force: remove "
             f"the file yourself to re-initialize, or run init in another directory."
         )
-    result = InitResult(root=root, example=example, dlt_source=kind)
-    starter = starter_destination()
+    starter = starter_destination(registry, destination)
+    result = InitResult(root=root, example=example, dlt_source=kind, starter=starter)
     text = template("config.toml.tmpl").replace(_DESTINATION_MARK, starter.destination)
     secrets = template("secrets.toml.tmpl")
+    if destination is not None:  # show the chosen engine's credentials table, commented
+        secrets = secrets.replace("[destination.<engine>.credentials]",
+                                  f"[destination.{starter.destination}.credentials]")  # fmt: skip
     if example:
         text += template("config_example.toml.tmpl")
     if kind is not None:
