@@ -32,15 +32,9 @@ class PluginCommand:
 
 def _found() -> list[tuple[str, str, str | None]]:
     """``(name, value, distribution)`` of every ``dlt_ops.command`` entry point."""
-    from dlt_ops.plugins.entry_points import scan
+    from dlt_ops.plugins.entry_points import in_group
 
-    found = scan(GROUP)
-    if found is not None:
-        return [(name, value, dist) for group, name, value, dist, _ in found if group == GROUP]
-    from importlib.metadata import entry_points
-
-    return [(ep.name, ep.value, ep.dist.name if ep.dist else None)
-            for ep in entry_points(group=GROUP)]  # fmt: skip
+    return in_group(GROUP)
 
 
 def installed_commands(builtin: Iterable[str]) -> list[PluginCommand]:

@@ -17,12 +17,28 @@ schedule_app = typer.Typer(
 )
 
 
+#: Built-in trigger emitters that name where a run came from and write no schedule files.
+_RUN_ORIGINS = frozenset({"cli", "backfill", "y-scheduler", "airflow", "dagster"})
+
+
+def _target_help() -> str:
+    """``--target``'s help: the installed emitters that may write schedule files, read from
+    entry-point metadata (no plugin is imported to show help)."""
+    from dlt_ops.plugins.entry_points import in_group
+
+    names = dict.fromkeys(["cron", "github-actions"])
+    for name, _value, _dist in in_group("dlt_ops.trigger_emitter"):
+        if name not in _RUN_ORIGINS:
+            names[name] = None
+    return f"A schedule target: {', '.join(names)} (the installed trigger emitters)."
+
+
 @schedule_app.command("emit")
 def emit(
     ctx: typer.Context,
     target: Annotated[
         str,
-        typer.Option("--target", "-t", help="A schedule target: cron or github-actions."),
+        typer.Option("--target", "-t", help=_target_help()),
     ],
     output: Annotated[
         Path | None,

@@ -39,6 +39,18 @@ def scan(prefix: str) -> list[Found] | None:
     return found
 
 
+def in_group(group: str) -> list[tuple[str, str, str | None]]:
+    """``(name, value, distribution)`` of every entry point of exactly ``group``, read without
+    importing any plugin (through :func:`scan`, else ``importlib.metadata``)."""
+    found = scan(group)
+    if found is not None:
+        return [(name, value, dist) for g, name, value, dist, _ in found if g == group]
+    from importlib.metadata import entry_points
+
+    return [(ep.name, ep.value, ep.dist.name if ep.dist else None)
+            for ep in entry_points(group=group)]  # fmt: skip
+
+
 def distribution_version(name: str) -> str | None:
     """The installed version of distribution ``name`` (``None``: not installed), as
     ``importlib.metadata.version`` answers it: the first metadata folder on ``sys.path`` with
