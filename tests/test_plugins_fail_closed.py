@@ -9,12 +9,12 @@ change freeze) fail open. The plugins here are installed like any distribution: 
 from __future__ import annotations
 
 import json
-import os
-import textwrap
 from pathlib import Path
 
 import duckdb
 import pytest
+
+from tests.plugin_site import install_plugin
 
 CONFIG = """
 [dlt_ops]
@@ -58,12 +58,10 @@ BACKFILL = ("--from", "2020-01-01T00:00:00Z", "--to", "2020-01-03T00:00:00Z", "-
 
 def _install(site: Path, body: str) -> dict[str, str]:
     """Install distribution ``freeze-guard`` 0.0.1 with lifecycle entry point ``freeze``."""
-    info = site / "freeze_guard-0.0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: freeze-guard\nVersion: 0.0.1\n")
-    (info / "entry_points.txt").write_text("[dlt_ops.lifecycle]\nfreeze = freeze_guard_plugin\n")
-    (site / "freeze_guard_plugin.py").write_text(textwrap.dedent(body))
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    entries = {"freeze": "freeze_guard_plugin"}
+    return install_plugin(
+        site, "freeze-guard", "dlt_ops.lifecycle", entries, "freeze_guard_plugin", body
+    )
 
 
 def _nothing_written(root: Path) -> None:

@@ -4,9 +4,9 @@ with ``[dlt_ops] alert_sinks`` unset (dltops-core's own default), runs go on wit
 
 from __future__ import annotations
 
-import os
-import textwrap
 from pathlib import Path
+
+from tests.plugin_site import install_plugin
 
 OTHER_LOG = """
 import dlt_ops
@@ -38,12 +38,8 @@ schedule = "@daily"
 
 
 def _install(site: Path) -> dict[str, str]:
-    info = site / "acme_log-0.0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-log\nVersion: 0.0.1\n")
-    (info / "entry_points.txt").write_text("[dlt_ops.alert_sink]\nlog = acme_other_log\n")
-    (site / "acme_other_log.py").write_text(textwrap.dedent(OTHER_LOG))
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    return install_plugin(site, "acme-log", "dlt_ops.alert_sink",
+                          {"log": "acme_other_log"}, "acme_other_log", OTHER_LOG)  # fmt: skip
 
 
 def test_an_unset_alert_sinks_runs_on_dltops_cores_log(

@@ -4,11 +4,10 @@ built-in command."""
 
 from __future__ import annotations
 
-import os
-import textwrap
 from pathlib import Path
 
 from tests.conftest import imported_modules
+from tests.plugin_site import install_plugin, site_env
 
 HELLO = '''
 from typing import Annotated
@@ -48,23 +47,14 @@ def dlt_ops_register_commands(register):
 
 
 def _install(site: Path, dist: str, entries: dict[str, str], module: str, body: str) -> None:
-    info = site / f"{dist.replace('-', '_')}-0.0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.0.1\n")
-    lines = "".join(f"{name} = {value}\n" for name, value in entries.items())
-    (info / "entry_points.txt").write_text(f"[dlt_ops.command]\n{lines}")
-    (site / f"{module}.py").write_text(textwrap.dedent(body))
-
-
-def _env(site: Path) -> dict[str, str]:
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    install_plugin(site, dist, "dlt_ops.command", entries, module, body)
 
 
 def test_help_lists_plugin_commands_without_importing_them(tmp_path: Path, cli) -> None:  # noqa: ANN001
     site = tmp_path / "site"
     _install(site, "acme-tools", {"hello": "acme_cmds", "acme": "acme_cmds",
                                   "pipeline": "acme_cmds"}, "acme_cmds", HELLO)  # fmt: skip
-    proc = cli("--help", cwd=tmp_path, env={**_env(site), "PYTHONPROFILEIMPORTTIME": "1"})
+    proc = cli("--help", cwd=tmp_path, env={**site_env(site), "PYTHONPROFILEIMPORTTIME": "1"})
     assert proc.returncode == 0, proc.stderr
     listed = [ln.split()[0] for ln in proc.stdout.splitlines() if ln.startswith("  ")]
     assert "hello" in listed and "acme" in listed
@@ -85,7 +75,7 @@ def test_a_plugin_command_and_group_run_with_global_options(
     _install(site, "acme-tools", {"hello": "acme_cmds", "acme": "acme_cmds"}, "acme_cmds", HELLO)
     root = project('[dlt_ops]\ndefault_destination = "duckdb"\n[sources.events_src.dlt_ops]\n'
                    'schedule = "@daily"\n', {"events_src": templates["events"]})  # fmt: skip
-    env = _env(site)
+    env = site_env(site)
     ran = cli("--root", str(root), "hello", "--who", "acme", cwd=tmp_path, env=env)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == "hello acme ['events_src']"
@@ -102,11 +92,13 @@ def test_a_broken_or_disabled_plugin_command_is_a_clear_exit_2(tmp_path: Path, c
     site = tmp_path / "site"
     _install(site, "broken-tools", {"boom": "broken_cmds"}, "broken_cmds",
              "raise ImportError('no')")  # fmt: skip
-    proc = cli("boom", cwd=tmp_path, env=_env(site))
+    proc = cli("boom", cwd=tmp_path, env=site_env(site))
     assert proc.returncode == 2, proc.stderr
     assert "command plugin 'boom' from broken-tools" in proc.stderr
     assert "Traceback" not in proc.stderr
-    off = cli("--help", cwd=tmp_path, env={**_env(site), "DLT_OPS_DISABLE_PLUGINS": "command:boom"})
+    off = cli(
+        "--help", cwd=tmp_path, env={**site_env(site), "DLT_OPS_DISABLE_PLUGINS": "command:boom"}
+    )
     assert "boom" not in off.stdout
 
 
@@ -115,7 +107,7 @@ def test_two_plugins_with_one_command_need_a_pick(tmp_path: Path, cli) -> None: 
     _install(site, "acme-tools", {"hello": "acme_cmds"}, "acme_cmds", HELLO)
     _install(site, "other-tools", {"hello": "other_cmds"}, "other_cmds", HELLO.replace(
         'f"hello {who} {sources}"', 'f"other {who}"'))  # fmt: skip
-    env = _env(site)
+    env = site_env(site)
     both = cli("hello", cwd=tmp_path, env=env)
     assert both.returncode == 2 and "[dlt_ops.plugins.command]" in both.stderr, both.stderr
     root = tmp_path / "proj"
@@ -132,7 +124,7 @@ def test_doctor_flags_a_command_that_cannot_run(tmp_path: Path, cli) -> None:  #
     site = tmp_path / "site"
     _install(site, "acme-tools", {"hello": "acme_cmds", "pipeline": "acme_cmds"}, "acme_cmds",
              HELLO)  # fmt: skip
-    proc = cli("plugins", "doctor", cwd=tmp_path, env=_env(site))
+    proc = cli("plugins", "doctor", cwd=tmp_path, env=site_env(site))
     assert proc.returncode == 1, proc.stdout
     assert "'pipeline' is a built-in command" in proc.stdout
     assert "registers command 'status', which no dlt_ops.command entry point names" in proc.stdout

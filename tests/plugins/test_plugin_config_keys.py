@@ -4,11 +4,11 @@ them and check their values; a misspelled key is still refused with a suggestion
 from __future__ import annotations
 
 import json
-import os
-import textwrap
 from pathlib import Path
 
 import duckdb
+
+from tests.plugin_site import install_plugin
 
 OWNER_PLUGIN = """
 import dlt_ops
@@ -32,12 +32,10 @@ schedule = "@daily"
 
 
 def _install(site: Path) -> dict[str, str]:
-    info = site / "acme_owners-0.0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-owners\nVersion: 0.0.1\n")
-    (info / "entry_points.txt").write_text("[dlt_ops.config_key]\nowner = acme_owner_keys\n")
-    (site / "acme_owner_keys.py").write_text(textwrap.dedent(OWNER_PLUGIN))
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    entries = {"owner": "acme_owner_keys"}
+    return install_plugin(
+        site, "acme-owners", "dlt_ops.config_key", entries, "acme_owner_keys", OWNER_PLUGIN
+    )
 
 
 def _loaded(root: Path) -> int:

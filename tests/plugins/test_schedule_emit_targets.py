@@ -3,11 +3,10 @@ from entry-point metadata (without importing them), and the plugin's target writ
 
 from __future__ import annotations
 
-import os
-import textwrap
 from pathlib import Path
 
 from tests.conftest import EVENTS_ON_DUCKDB, imported_modules
+from tests.plugin_site import install_plugin
 
 NOMAD = """
 from dataclasses import dataclass
@@ -36,12 +35,8 @@ def dlt_ops_register_trigger_emitters(register):
 
 
 def _install(site: Path) -> dict[str, str]:
-    info = site / "acme_nomad-0.0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-nomad\nVersion: 0.0.1\n")
-    (info / "entry_points.txt").write_text("[dlt_ops.trigger_emitter]\nnomad = acme_nomad\n")
-    (site / "acme_nomad.py").write_text(textwrap.dedent(NOMAD))
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    return install_plugin(site, "acme-nomad", "dlt_ops.trigger_emitter",
+                          {"nomad": "acme_nomad"}, "acme_nomad", NOMAD)  # fmt: skip
 
 
 def test_help_names_an_installed_target_without_importing_it(tmp_path: Path, cli) -> None:  # noqa: ANN001
