@@ -24,6 +24,18 @@ class KindTemplate:
     usage: str
 
 
+def _registering(what: str, group: str, hook: str, lazy_import: str, *calls: str) -> str:
+    """``plugin.py`` of a kind whose hook registers: its docstring, the import of ``hookimpl``
+    and the hook, which imports the implementation only when called and then makes
+    ``calls`` (the ``register(...)`` line and what it needs)."""
+    lines = "".join(f"    {call}\n" for call in calls)
+    return (
+        f'"""Registers {what}.\n\nEntry point group ``{group}``.\n"""\n\n'
+        "from __future__ import annotations\n\nfrom dlt_ops import hookimpl\n\n\n"
+        f"@hookimpl\ndef {hook}(register):  # noqa: ANN001, ANN201\n    {lazy_import}\n\n{lines}"
+    )
+
+
 _ALERT_SINK = KindTemplate(
     summary="an alert sink that appends each alert to a JSON-lines file",
     module="alert_sink",
@@ -54,22 +66,13 @@ class ${cls}AlertSink:
             with self.path.open("a", encoding="utf-8") as out:
                 out.write(line + "\\n")
 ''',
-    hook='''"""Registers the $name alert sink.
-
-Entry point group ``dlt_ops.alert_sink``.
-"""
-
-from __future__ import annotations
-
-from dlt_ops import hookimpl
-
-
-@hookimpl
-def dlt_ops_register_alert_sinks(register):  # noqa: ANN001, ANN201
-    from $pkg.alert_sink import ${cls}AlertSink
-
-    register(${cls}AlertSink, name="$name")
-''',
+    hook=_registering(
+        "the $name alert sink",
+        "dlt_ops.alert_sink",
+        "dlt_ops_register_alert_sinks",
+        "from $pkg.alert_sink import ${cls}AlertSink",
+        'register(${cls}AlertSink, name="$name")',
+    ),
     test='''"""The $name alert sink against dlt-ops' alert-sink kit."""
 
 from __future__ import annotations
@@ -152,22 +155,13 @@ class ${cls}LedgerSink:
     def finish(self, run: RunRecord) -> None:
         self._write(run)
 ''',
-    hook='''"""Registers the $name ledger sink.
-
-Entry point group ``dlt_ops.ledger_sink``.
-"""
-
-from __future__ import annotations
-
-from dlt_ops import hookimpl
-
-
-@hookimpl
-def dlt_ops_register_ledger_sinks(register):  # noqa: ANN001, ANN201
-    from $pkg.ledger_sink import ${cls}LedgerSink
-
-    register(${cls}LedgerSink, name="$name")
-''',
+    hook=_registering(
+        "the $name ledger sink",
+        "dlt_ops.ledger_sink",
+        "dlt_ops_register_ledger_sinks",
+        "from $pkg.ledger_sink import ${cls}LedgerSink",
+        'register(${cls}LedgerSink, name="$name")',
+    ),
     test='''"""The $name ledger sink against dlt-ops' ledger-sink kit."""
 
 from __future__ import annotations
@@ -251,22 +245,13 @@ class ${cls}:
     def finalize(self, state: None, params: Mapping[str, Any]) -> str | None:
         return None
 ''',
-    hook='''"""Registers the $name assertion type.
-
-Entry point group ``dlt_ops.assertion_rule``.
-"""
-
-from __future__ import annotations
-
-from dlt_ops import hookimpl
-
-
-@hookimpl
-def dlt_ops_register_assertion_rules(register):  # noqa: ANN001, ANN201
-    from $pkg.assertion import ${cls}
-
-    register(${cls}, name="$name")
-''',
+    hook=_registering(
+        "the $name assertion type",
+        "dlt_ops.assertion_rule",
+        "dlt_ops_register_assertion_rules",
+        "from $pkg.assertion import ${cls}",
+        'register(${cls}, name="$name")',
+    ),
     test='''"""The $name assertion type against dlt-ops' assertion-type kit."""
 
 from __future__ import annotations
@@ -340,22 +325,13 @@ class ${cls}Target:
             )
         return "\\n".join(lines) + "\\n"
 ''',
-    hook='''"""Registers the $name trigger emitter.
-
-Entry point group ``dlt_ops.trigger_emitter``.
-"""
-
-from __future__ import annotations
-
-from dlt_ops import hookimpl
-
-
-@hookimpl
-def dlt_ops_register_trigger_emitters(register):  # noqa: ANN001, ANN201
-    from $pkg.emitter import ${cls}Target
-
-    register(${cls}Target(), name="$name")
-''',
+    hook=_registering(
+        "the $name trigger emitter",
+        "dlt_ops.trigger_emitter",
+        "dlt_ops_register_trigger_emitters",
+        "from $pkg.emitter import ${cls}Target",
+        'register(${cls}Target(), name="$name")',
+    ),
     test='''"""The $name trigger emitter against dlt-ops' trigger-emitter kit."""
 
 from __future__ import annotations
@@ -407,23 +383,14 @@ class ${cls}ModuleDocstring:
                 yield Finding(source.name, "module",
                               f"{ctx.rel(source.module_path)} has no docstring: say what it loads")
 ''',
-    hook='''"""Registers the $name validate rules.
-
-Entry point group ``dlt_ops.validation_rule``.
-"""
-
-from __future__ import annotations
-
-from dlt_ops import hookimpl
-
-
-@hookimpl
-def dlt_ops_register_validation_rules(register):  # noqa: ANN001, ANN201
-    from $pkg.rules import ${cls}ModuleDocstring
-
-    rule = ${cls}ModuleDocstring()
-    register(rule, name=rule.id)
-''',
+    hook=_registering(
+        "the $name validate rules",
+        "dlt_ops.validation_rule",
+        "dlt_ops_register_validation_rules",
+        "from $pkg.rules import ${cls}ModuleDocstring",
+        "rule = ${cls}ModuleDocstring()",
+        "register(rule, name=rule.id)",
+    ),
     test='''"""The $name rule against dlt-ops' validation-rule kit."""
 
 from __future__ import annotations
@@ -513,22 +480,13 @@ class ${cls}Backend:
             remember_secret(str(value))  # masked in every output from now on
             os.environ[f"SOURCES__{source.upper()}__{key.upper()}"] = str(value)
 ''',
-    hook='''"""Registers the $name secret backend.
-
-Entry point group ``dlt_ops.secret_backend``.
-"""
-
-from __future__ import annotations
-
-from dlt_ops import hookimpl
-
-
-@hookimpl
-def dlt_ops_register_secret_backends(register):  # noqa: ANN001, ANN201
-    from $pkg.backend import ${cls}Backend
-
-    register(${cls}Backend(), name="$name")
-''',
+    hook=_registering(
+        "the $name secret backend",
+        "dlt_ops.secret_backend",
+        "dlt_ops_register_secret_backends",
+        "from $pkg.backend import ${cls}Backend",
+        'register(${cls}Backend(), name="$name")',
+    ),
     test='''"""The $name secret backend against dlt-ops' secret-backend kit."""
 
 from __future__ import annotations
@@ -673,22 +631,13 @@ def $func(
     else:
         typer.echo(f"{len(names)} source(s): {', '.join(names) or '-'}")
 ''',
-    hook='''"""Registers ``dlt-ops $name``.
-
-Entry point group ``dlt_ops.command``.
-"""
-
-from __future__ import annotations
-
-from dlt_ops import hookimpl
-
-
-@hookimpl
-def dlt_ops_register_commands(register):  # noqa: ANN001, ANN201
-    from $pkg.command import $func
-
-    register($func, name="$name")
-''',
+    hook=_registering(
+        "``dlt-ops $name``",
+        "dlt_ops.command",
+        "dlt_ops_register_commands",
+        "from $pkg.command import $func",
+        'register($func, name="$name")',
+    ),
     test='''"""``dlt-ops $name``, run through dlt-ops itself (the installed entry point)."""
 
 from __future__ import annotations
