@@ -4,11 +4,12 @@
     chunks vs 1 chunk of the whole window, on DuckDB. Marginal cost per chunk =
     (T_days - T_1) / (days - 1), compared with a plain dlt script that loops ``pipeline.run``
     over the same windows in one process (its own (P_days - P_1) / (days - 1)), in the same
-    venv. Target: <= 1.2 x the plain loop's marginal cost. With the 0.1 reference installed
+    venv. Target: <= 1.1 x the plain loop's marginal cost. With the 0.1 reference installed
     its backfill is timed the same way, interleaved.
 (b) 30 daily chunks of an I/O-bound source (it sleeps per page, like a slow API) on a
     throwaway PostgreSQL server, ``--workers 1`` vs ``--workers 4``, and the 0.1 reference
-    (sequential) on the same server. Target: --workers 4 >= 3.5 x faster than the reference.
+    (sequential) on the same server. Target: --workers 4 >= 4 x faster than the reference
+    and >= 1.6 x faster than --workers 1 (issue #33).
     (The dlt-ops 0.1 reference is strictly sequential: its time is the ``--workers 1`` shape.)
 
 Every dlt-ops sample is a fresh process in a fresh copy of the project (a re-run would only
@@ -205,7 +206,7 @@ def time_overheads(overheads: list[Overhead], runs: int) -> None:
     time_interleaved([c for o in overheads for c in o.cases], runs, warmup=0)
 
 
-def overhead_rows(overheads: list[Overhead], limit: float = 1.2) -> list[Row]:
+def overhead_rows(overheads: list[Overhead], limit: float = 1.1) -> list[Row]:
     rows: list[Row] = []
     for o in overheads:
         ours, plain = o.marginal()
@@ -234,9 +235,11 @@ class Workers:
     four: Case
     reference: Case | None
 
-    def rows(self, limit: float = 3.5) -> list[Row]:
-        rows = [seconds_row(self.one), seconds_row(self.four),
-                ratio_row("speed-up --workers 4 vs --workers 1", self.one, self.four)]  # fmt: skip
+    def rows(self, limit: float = 4.0, own_limit: float = 1.6) -> list[Row]:
+        own = ratio_row("speed-up --workers 4 vs --workers 1", self.one, self.four)
+        own.target = f">= {own_limit:.2f} x"
+        own.verdict = "PASS" if own.median >= own_limit else "FAIL"
+        rows = [seconds_row(self.one), seconds_row(self.four), own]
         if self.reference is not None:
             versus = ratio_row(
                 "speed-up --workers 4 vs ref-0.1 (sequential)", self.reference, self.four
