@@ -69,8 +69,11 @@ def resolve_credentials(
     environ: Mapping[str, str] | None = None,
 ) -> Credentials:
     """The credentials dlt would resolve for ``engine`` in this project, or ``None``."""
-    # one plain copy: each lookup scans every key, and os.environ decodes them on every scan
-    env = dict(os.environ if environ is None else environ)
+    # one plain copy of the keys a lookup can match (every path ends in "credentials": the
+    # exact key or its "__" fields), so the prefix scans below are short: called per source
+    # (keys first: os.environ decodes each value it is asked for)
+    source = os.environ if environ is None else environ
+    env = {k: source[k] for k in source if "CREDENTIALS" in k}
     secrets = read_toml_cached(root / ".dlt" / "secrets.toml")
     config = read_toml_cached(root / ".dlt" / "config.toml")
     providers = [

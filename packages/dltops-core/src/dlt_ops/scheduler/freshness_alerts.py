@@ -11,7 +11,7 @@ problems are remembered in the scheduler process only, so a restart may alert th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from dlt_ops.ledger.freshness import Freshness
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.target import Target
+    from dlt_ops.target.sessions import SessionPool
 
 log = get_logger(__name__)
 
@@ -86,20 +87,28 @@ class FreshnessWatch:
         """Alert what changed for ``sources`` at ``now``; returns how many alerts were sent.
         Never raises: a broken ledger or table loses this pass's alerts, not the scheduler."""
         from dlt_ops.ledger.status import collect_freshness
+        from dlt_ops.target.sessions import SessionPool
 
         try:
             verdicts = collect_freshness(registry, config, sources, now)
         except Exception as exc:  # the runs went on; their alerts come next pass
             log.error("freshness.check_failed", error=str(exc))
             return 0
-        self._prefetch(registry, config, [s for s, v in verdicts.items() if v is not None])
+        # one read-only pool for the pass: a session per database, and a file unchanged since
+        # the last pass answers from the read cache without being opened (target/read_cache.py)
+        # (closed before any write: an embedded file takes one configuration per process)
+        with SessionPool(registry, config) as pool:
+            wheres = self._read_all(registry, config, pool, verdicts)
         sinks: list[AlertSink] | None = None
         sent = 0
-        for source, verdict in verdicts.items():
-            if verdict is None:  # ledger unreadable: not a recovery, not a miss
+        for source, where in wheres.items():
+            verdict = verdicts[source]
+            if where is None or verdict is None:
                 continue
             try:
-                alerts = self._changes(registry, config, source, verdict, now)
+                if isinstance(where, Exception):
+                    raise where
+                alerts = self._changes(registry, config, where, source, verdict, now)
             except Exception as exc:  # a destination that refuses the state table
                 log.error("freshness.state_failed", source=source, error=str(exc))
                 continue
@@ -115,18 +124,46 @@ class FreshnessWatch:
                 sent += send_all(sinks or [], alert)
         return sent
 
+    def _read_all(
+        self,
+        registry: PluginRegistry,
+        config: ProjectConfig,
+        pool: SessionPool,
+        verdicts: dict[str, Freshness | None],
+    ) -> dict[str, Target | Exception | None]:
+        """Each readable source's target (resolved once for the pass), its stored problems
+        read into :attr:`open` through ``pool``; ``None`` where they cannot be read now."""
+        from dlt_ops.target import Target, resolve_target
+
+        wheres: dict[str, Target | Exception | None] = {}
+        for source, verdict in verdicts.items():
+            if verdict is None:  # ledger unreadable: not a recovery, not a miss
+                continue
+            try:
+                wheres[source] = resolve_target(registry, config, source)
+            except Exception as exc:  # noqa: BLE001 - said by check(), for this source only
+                wheres[source] = exc
+        resolved = {s: w for s, w in wheres.items() if isinstance(w, Target)}
+        self._prefetch(registry, config, list(resolved), pool, resolved)
+        for source, where in wheres.items():
+            if isinstance(where, Target):
+                try:
+                    if self._stored(registry, config, where, source, pool) is None:
+                        wheres[source] = None  # unknown what was sent: next pass asks again
+                except Exception as exc:  # a destination that refuses the state table
+                    wheres[source] = exc
+        return wheres
+
     def _changes(
         self,
         registry: PluginRegistry,
         config: ProjectConfig,
+        where: Target,
         source: str,
         verdict: Freshness,
         now: datetime,
     ) -> list[Alert]:
-        from dlt_ops.target import resolve_target
-
-        where = resolve_target(registry, config, source)
-        stored = self._stored(registry, config, where, source)
+        stored = self._stored(registry, config, where, source)  # read by _read_all
         if stored is None:  # unknown what was sent: next pass asks again
             return []
         current = problems_of(verdict)
@@ -147,21 +184,30 @@ class FreshnessWatch:
         ]
 
     def _prefetch(
-        self, registry: PluginRegistry, config: ProjectConfig, sources: Sequence[str]
+        self,
+        registry: PluginRegistry,
+        config: ProjectConfig,
+        sources: Sequence[str],
+        pool: SessionPool | None = None,
+        wheres: Mapping[str, Target] | None = None,
     ) -> None:
         """The stored problems of the sources sharing a dataset, in one session and one query
         for all of them (a fleet in one dataset costs a few statements, not a session per
         source); a source alone in its dataset, or a dataset that cannot be read now, is left to
-        :meth:`_stored`."""
-        from dlt_ops.destinations import open_session
+        :meth:`_stored`. ``wheres``: targets the caller resolved already; ``pool``: the
+        pass's sessions (else one of its own)."""
         from dlt_ops.target import resolve_target
+        from dlt_ops.target.sessions import SessionPool
 
+        if pool is None:
+            with SessionPool(registry, config) as own:
+                return self._prefetch(registry, config, sources, own, wheres)
         groups: dict[tuple[str, str, str], tuple[Target, list[str]]] = {}
         for source in sources:
             if source in self.open:
                 continue
             try:
-                where = resolve_target(registry, config, source)
+                where = wheres[source] if wheres else resolve_target(registry, config, source)
             except Exception:  # noqa: BLE001 - its own pass below says what is wrong
                 continue
             if where.has_adapter:
@@ -171,24 +217,28 @@ class FreshnessWatch:
                 continue
             stored: dict[str, dict[str, str]] = {name: {} for name in names}
             try:
-                session = open_session(registry, config, where, read_only=True)
-                try:
-                    if session.fetch_columns(TABLE_NAME) is not None:
-                        for source, problem, level in session.query(SELECT_ALL_OPEN):
-                            if source in stored:
-                                stored[source][problem] = level
-                finally:
-                    session.close()
+                session = pool.get(where)
+                if session.fetch_columns(TABLE_NAME) is not None:
+                    for source, problem, level in session.query(SELECT_ALL_OPEN):
+                        if source in stored:
+                            stored[source][problem] = level
             except Exception as exc:  # down or busy: each source asks again by itself
                 log.debug("freshness.state_unread", sources=len(names), error=str(exc))
                 continue
             self.open.update(stored)
 
     def _stored(
-        self, registry: PluginRegistry, config: ProjectConfig, where: Target, source: str
+        self,
+        registry: PluginRegistry,
+        config: ProjectConfig,
+        where: Target,
+        source: str,
+        pool: SessionPool | None = None,
     ) -> dict[str, str] | None:
         """The source's open problems; ``None`` when the table cannot be read now (a database
-        file another run holds, a destination that is down)."""
+        file another run holds, a destination that is down). ``pool``: the pass's first read
+        (answered from the read cache while the database is unchanged); without one, a fresh
+        session (the re-read just before alerting must see what another scheduler wrote)."""
         if source in self.open:
             return self.open[source]
         found: dict[str, str] = {}
@@ -196,7 +246,10 @@ class FreshnessWatch:
             from dlt_ops.destinations import open_session
 
             try:
-                session = open_session(registry, config, where, read_only=True)
+                if pool is not None:
+                    session = pool.get(where)
+                else:
+                    session = open_session(registry, config, where, read_only=True)
             except Exception as exc:  # never loaded there (no file yet), or busy
                 log.debug("freshness.state_unread", source=source, error=str(exc))
                 if where.single_writer and not _exists(where):
@@ -207,7 +260,8 @@ class FreshnessWatch:
                 if session.fetch_columns(TABLE_NAME) is not None:  # reading creates nothing
                     found = {p: lvl for p, lvl in session.query(SELECT_OPEN, source)}
             finally:
-                session.close()
+                if pool is None:  # the pool closes its own
+                    session.close()
         self.open[source] = found
         return found
 

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
+from typing import TYPE_CHECKING
 
 from dlt_ops.clock import utcnow
 from dlt_ops.config import ProjectConfig
@@ -32,30 +33,36 @@ from dlt_ops.scheduler.attempt import Attempt, Tick, run_attempt, with_retries
 from dlt_ops.scheduler.due import Due, all_due, schedule_of
 from dlt_ops.scheduler.freshness_alerts import FreshnessWatch
 
+if TYPE_CHECKING:
+    from dlt_ops.project.model import Project
+
 log = get_logger(__name__)
 
 #: The loop looks again at least this often (a config change, a run started by hand).
 MAX_SLEEP_S = 60.0
 
 
-def scheduled_sources(config: ProjectConfig) -> list[str]:
-    """Sources with a schedule that can come due (discovered, not ``@manual``), by name."""
-    from dlt_ops.project.discovery import discover
-
-    project = discover(config.root)
+def scheduled_sources(config: ProjectConfig, project: Project | None = None) -> list[str]:
+    """Sources with a schedule that can come due (discovered, not ``@manual``), by name
+    (``project``: the discovered project, when the caller has it)."""
+    project = project or _discover(config)
     return sorted(name for name in project.sources if schedule_of(config, name) is not None)
 
 
-def watched_sources(config: ProjectConfig) -> list[str]:
+def watched_sources(config: ProjectConfig, project: Project | None = None) -> list[str]:
     """Sources the freshness watch looks at: those with a freshness SLA or a schedule."""
-    from dlt_ops.project.discovery import discover
-
-    project = discover(config.root)
+    project = project or _discover(config)
     return sorted(
         name
         for name in project.sources
         if config.source(name).freshness is not None or schedule_of(config, name) is not None
     )
+
+
+def _discover(config: ProjectConfig) -> Project:
+    from dlt_ops.project.discovery import discover
+
+    return discover(config.root)
 
 
 def run_due(
@@ -73,7 +80,8 @@ def run_due(
     (``watch`` carries what was sent from pass to pass; a new one reads it back from the
     destination). ``interruptible=False`` (the loop): Ctrl-C does not reach the child runs."""
     now = now or utcnow()
-    dues = [d for d in all_due(registry, config, scheduled_sources(config), now) if d]
+    project = _discover(config)  # once a pass: a fleet's scan is read from its cache file
+    dues = [d for d in all_due(registry, config, scheduled_sources(config, project), now) if d]
     for d in dues:
         log.info("scheduler.due", source=d.source, schedule=d.schedule, slot=d.slot.isoformat(),
                  last_started=d.last_started.isoformat() if d.last_started else None)  # fmt: skip
@@ -83,7 +91,7 @@ def run_due(
     else:
         ticks = _run_isolated(registry, config, dues, now, windowed, max_parallel, interruptible)
     # after the runs: a source this pass ran is judged on that run
-    (watch or FreshnessWatch()).check(registry, config, watched_sources(config), now)
+    (watch or FreshnessWatch()).check(registry, config, watched_sources(config, project), now)
     return ticks
 
 
