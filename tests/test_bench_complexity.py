@@ -121,23 +121,7 @@ def _statements(root: Path, args: list[str]) -> list[str]:
     return count.read_text().splitlines() if count.exists() else []
 
 
-#: readers still O(sources) in statements on one shared dataset (strict: the day one is fixed,
-#: its mark must go): what each asks per source, counted at 40 sources
-STILL_PER_SOURCE = {
-    "report": "the column lookups of _dlt_ops_receipts (2), _dlt_backfills and _dlt_ops_drift",
-    "metrics": "a column lookup of _dlt_ops_receipts",
-}
-
-
-@pytest.mark.parametrize(
-    "reader",
-    [
-        pytest.param(r, marks=pytest.mark.xfail(strict=True, reason=f"per source: {why}"))
-        if (why := STILL_PER_SOURCE.get(r))
-        else r
-        for r in READERS
-    ],
-)
+@pytest.mark.parametrize("reader", list(READERS))
 def test_statements_do_not_grow_with_the_sources_of_one_dataset(
     reader: str, fleets: dict[int, Path]
 ) -> None:

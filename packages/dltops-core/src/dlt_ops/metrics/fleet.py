@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from dlt_ops.ledger.freshness import Freshness
     from dlt_ops.ledger.status import SourceStatus
     from dlt_ops.plugins import PluginRegistry
+    from dlt_ops.receipts.model import ReceiptRow
+    from dlt_ops.receipts.store import SourceRows
     from dlt_ops.target import Target
     from dlt_ops.target.sessions import SessionPool
 
@@ -89,21 +91,51 @@ def _from_ledger(status: SourceStatus, now: datetime, heartbeat_s: float) -> Sou
     return out
 
 
-def _cost(config: ProjectConfig, pool: SessionPool, where: Target, source: str) -> dict[str, float]:
-    """Dollars per basis over every receipt row of ``source`` (a mixed row counts in both)."""
-    from dlt_ops.receipts.service import project_stores
-
+def _cost(rows: list[ReceiptRow]) -> dict[str, float]:
+    """Dollars per basis over every receipt row of a source (a mixed row counts in both)."""
     totals: dict[str, float] = {}
-    for store in project_stores(config, where, open_session=lambda: pool.get(where)):
-        rows = store.read_source(source)
-        if not rows:
-            continue
-        for row in rows:
-            for basis, part in (("measured", row.cost_measured), ("estimated", row.cost_estimated)):
-                if part is not None:
-                    totals[basis] = totals.get(basis, 0.0) + part
-        break  # the first store that has the source's receipts, as `runs show` reads them
+    for row in rows:
+        for basis, part in (("measured", row.cost_measured), ("estimated", row.cost_estimated)):
+            if part is not None:
+                totals[basis] = totals.get(basis, 0.0) + part
     return totals
+
+
+class _Costs:
+    """Receipts read once per database and dataset for all its sources (a read per source
+    was a column lookup and a query each: O(sources) statements on one shared dataset)."""
+
+    def __init__(
+        self,
+        config: ProjectConfig,
+        pool: SessionPool,
+        sources: dict[tuple[str, str, str], list[str]],
+    ) -> None:
+        self.config, self.pool, self.sources = config, pool, sources
+        self.by_key: dict[tuple[str, str, str], SourceRows] = {}
+
+    def of(self, where: Target, source: str) -> dict[str, float]:
+        from dlt_ops.receipts.service import project_stores
+        from dlt_ops.receipts.store import first_store_rows
+
+        if where.key not in self.by_key:
+            stores = project_stores(self.config, where, open_session=lambda: self.pool.get(where))
+            self.by_key[where.key] = first_store_rows(
+                stores,
+                self.sources[where.key],
+                lambda store, wanted: _by_source(store.read_sources(wanted)),
+            )
+        rows = self.by_key[where.key][source]
+        if isinstance(rows, Exception):
+            raise rows
+        return _cost(rows)
+
+
+def _by_source(rows: list[ReceiptRow]) -> dict[str, list[ReceiptRow]]:
+    out: dict[str, list[ReceiptRow]] = {}
+    for row in rows:
+        out.setdefault(row.source_section, []).append(row)
+    return out
 
 
 class _Chunks:
@@ -126,18 +158,29 @@ class _Chunks:
                         if s == source})  # fmt: skip
 
 
-def _from_destination(
-    config: ProjectConfig, pool: SessionPool, chunks: _Chunks, out: SourceMetrics
-) -> None:
+def _targets(
+    config: ProjectConfig, pool: SessionPool, sources: list[str]
+) -> dict[str, Target | None]:
+    """Each source's target (``None``: it cannot be resolved; the ledger state says why)."""
     from dlt_ops.destinations import resolve_destination
 
-    try:
-        where = pool.target(resolve_destination(config, out.source))
-    except DltOpsError:
+    out: dict[str, Target | None] = {}
+    for source in sources:
+        try:
+            out[source] = pool.target(resolve_destination(config, source))
+        except DltOpsError:
+            out[source] = None
+    return out
+
+
+def _from_destination(
+    where: Target | None, costs: _Costs, chunks: _Chunks, out: SourceMetrics
+) -> None:
+    if where is None:
         out.cost = out.chunks = None
         return  # the ledger state already says why
     try:  # receipts may live in the jsonl file even on a core-tier destination
-        out.cost = _cost(config, pool, where, out.source)
+        out.cost = costs.of(where, out.source)
     except Exception as exc:  # a part that cannot be read is named, never zero
         out.problems.append(f"receipts unreadable: {summarize_error(exc)}")
         out.cost = None
@@ -167,9 +210,14 @@ def collect_fleet(
         if metrics.ledger in ("ok", "missing"):  # every row was read: the verdict status gives
             metrics.freshness = freshness_of(config, metrics.source, status.runs, now)
     with SessionPool(registry, config) as pool:
-        chunks = _Chunks(pool)
+        targets = _targets(config, pool, [m.source for m in out])
+        by_key: dict[tuple[str, str, str], list[str]] = {}
+        for source, where in targets.items():
+            if where is not None:
+                by_key.setdefault(where.key, []).append(source)
+        chunks, costs = _Chunks(pool), _Costs(config, pool, by_key)
         for metrics in out:
-            _from_destination(config, pool, chunks, metrics)
+            _from_destination(targets[metrics.source], costs, chunks, metrics)
     for metrics in out:
         for problem in metrics.problems:
             log.warning("metrics.part_unreadable", source=metrics.source, problem=problem)

@@ -48,6 +48,19 @@ def _select_source_receipts(present: Iterable[ColumnInfo]) -> Statement:
     )
 
 
+#: values per ``IN (...)`` list: a fleet's run ids or sources in a few statements, well under
+#: every engine's bound on a statement's parameters
+IN_BATCH = 500
+
+
+def _select_in(present: Iterable[ColumnInfo], column: str, n: int, order: str) -> Statement:
+    marks = ", ".join("?" for _ in range(n))
+    return Statement(
+        f"SELECT {_select_list(present)} FROM {{{RECEIPTS_TABLE_NAME}}} "
+        f"WHERE {column} IN ({marks}){order}"
+    )
+
+
 PRUNE_COUNT = Statement(f"SELECT COUNT(*) FROM {{{RECEIPTS_TABLE_NAME}}} WHERE run_started_at < ?")
 PRUNE_DELETE = Statement(f"DELETE FROM {{{RECEIPTS_TABLE_NAME}}} WHERE run_started_at < ?")
 
@@ -69,6 +82,13 @@ class ReceiptStore(Protocol):
 
     def read_source(self, source: str) -> list[ReceiptRow]:
         """Every row of every run of ``source`` (``dlt-ops metrics`` sums them)."""
+
+    def read_runs(self, run_ids: Sequence[str]) -> list[ReceiptRow]:
+        """Rows of every run in ``run_ids``, each run's oldest attempt first (what ``read``
+        gives one run at a time, for a whole fleet in a few reads)."""
+
+    def read_sources(self, sources: Sequence[str]) -> list[ReceiptRow]:
+        """Every row of every run of each of ``sources``."""
 
     def prune(self, older_than: datetime, *, dry_run: bool) -> int:
         """Delete (or count) rows of runs started before ``older_than``."""
@@ -110,6 +130,29 @@ class DestinationReceiptStore:
         rows = session.query(_select_source_receipts(present), source)
         return [ReceiptRow.from_mapping(dict(zip(RECEIPT_KEYS, r, strict=True))) for r in rows]
 
+    def read_runs(self, run_ids: Sequence[str]) -> list[ReceiptRow]:
+        """Rows of ``run_ids``: one column lookup, then a statement per ``IN_BATCH`` ids."""
+        return self._read_in("run_id", run_ids, " ORDER BY run_started_at, resource_name")
+
+    def read_sources(self, sources: Sequence[str]) -> list[ReceiptRow]:
+        """Rows of every run of ``sources``: one column lookup, a statement per batch."""
+        return self._read_in("source_section", sources, "")
+
+    def _read_in(self, column: str, values: Sequence[str], order: str) -> list[ReceiptRow]:
+        values = list(dict.fromkeys(values))
+        if not values:
+            return []
+        session = self.open_session()
+        present = session.fetch_columns(RECEIPTS_TABLE_NAME)
+        if present is None:
+            return []
+        out: list[ReceiptRow] = []
+        for at in range(0, len(values), IN_BATCH):
+            batch = values[at : at + IN_BATCH]
+            rows = session.query(_select_in(present, column, len(batch), order), *batch)
+            out += [ReceiptRow.from_mapping(dict(zip(RECEIPT_KEYS, r, strict=True))) for r in rows]
+        return out
+
     def prune(self, older_than: datetime, *, dry_run: bool) -> int:
         """Count or delete rows of runs started before ``older_than``."""
         session = self.open_session()
@@ -150,6 +193,21 @@ class JsonlReceiptStore:
             ReceiptRow.from_mapping(line)
             for line in self._lines()
             if line.get("event") == RECEIPT_EVENT and line.get("source_section") == source
+        ]
+
+    def read_runs(self, run_ids: Sequence[str]) -> list[ReceiptRow]:
+        """Every receipt line of ``run_ids``, the file read once."""
+        return self._lines_where("run_id", set(run_ids))
+
+    def read_sources(self, sources: Sequence[str]) -> list[ReceiptRow]:
+        """Every receipt line of ``sources``, the file read once."""
+        return self._lines_where("source_section", set(sources))
+
+    def _lines_where(self, key: str, values: set[str]) -> list[ReceiptRow]:
+        return [
+            ReceiptRow.from_mapping(line)
+            for line in self._lines()
+            if line.get("event") == RECEIPT_EVENT and line.get(key) in values
         ]
 
     def prune(self, older_than: datetime, *, dry_run: bool) -> int:
@@ -194,3 +252,33 @@ def receipt_stores(
     if jsonl_path is not None:
         stores.append(JsonlReceiptStore(jsonl_path))
     return stores
+
+
+#: per source, its rows from the store that has them, or what reading them raised
+SourceRows = dict[str, "list[ReceiptRow] | Exception"]
+
+
+def first_store_rows(
+    stores: Sequence[ReceiptStore],
+    sources: Sequence[str],
+    read: Callable[[ReceiptStore, list[str]], dict[str, list[ReceiptRow]]],
+) -> SourceRows:
+    """Each source's rows from the first store that has any, each store read once for all the
+    sources still without rows (``read`` gives a store's rows by source); a store that raises
+    stands for every source still waiting, as reading them one by one would have."""
+    out: SourceRows = {}
+    waiting = list(dict.fromkeys(sources))
+    for store in stores:
+        if not waiting:
+            break
+        try:
+            found = read(store, waiting)
+        except Exception as exc:  # the caller names it per source
+            out.update(dict.fromkeys(waiting, exc))
+            return out
+        for source in waiting:
+            if found.get(source):
+                out[source] = found[source]
+        waiting = [s for s in waiting if s not in out]
+    out.update({s: [] for s in waiting})
+    return out

@@ -38,6 +38,11 @@ SELECT = Statement(
     f"SELECT table_name, column_name, kind, first_seen_at, acknowledged_at, resolved_at "
     f"FROM {_D} WHERE source_section = ?"
 )
+#: every source's rows of a dataset at once (the fleet report)
+SELECT_ALL = Statement(
+    "SELECT source_section, table_name, column_name, kind, first_seen_at, acknowledged_at, "
+    f"resolved_at FROM {_D}"
+)
 INSERT = Statement(
     f"INSERT INTO {_D} (source_section, pipeline_name, resource_name, table_name, column_name, "
     "kind, detail, first_seen_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from dlt_ops.ledger.freshness import Freshness, Slots
     from dlt_ops.plugins import PluginRegistry
     from dlt_ops.receipts.model import ReceiptRow
+    from dlt_ops.receipts.store import ReceiptStore, SourceRows
     from dlt_ops.target import Target
     from dlt_ops.target.sessions import SessionPool
 
@@ -165,81 +166,122 @@ def collect(
                                                     config.heartbeat_seconds)}  # fmt: skip
     slots = slots_for(config, statuses, verdicts, now)
     views = []
+    for status in problems_first(statuses, stale):
+        view = SourceView(status.source, ledger=status.ledger, error=status.error)
+        view.runs = [RunView(r, _outcome(r, now, config.heartbeat_seconds))
+                     for r in status.runs]  # fmt: skip
+        view.freshness = verdicts.get(status.source)
+        view.slots = slots[status.source]
+        view.stale = status.source in stale
+        views.append(view)
     with SessionPool(registry, config) as pool:
-        for status in problems_first(statuses, stale):
-            view = SourceView(status.source, ledger=status.ledger, error=status.error)
-            view.runs = [RunView(r, _outcome(r, now, config.heartbeat_seconds))
-                         for r in status.runs]  # fmt: skip
-            view.freshness = verdicts.get(status.source)
-            view.slots = slots[status.source]
-            view.stale = status.source in stale
-            _fill_from_destination(registry, config, pool, view)
-            views.append(view)
+        parts = _DatasetParts(config, pool, views)
+        for view in views:
+            parts.fill(view)
     return FleetReport(config.root.name, now, config.staleness_days, views)
 
 
-def _fill_from_destination(
-    registry: PluginRegistry, config: ProjectConfig, pool: SessionPool, view: SourceView
-) -> None:
-    from dlt_ops.destinations import resolve_destination
+class _DatasetParts:
+    """``_dlt_backfills``, the receipts and ``_dlt_ops_drift`` read once per database and
+    dataset for all its sources (a read per source was a column lookup or more each:
+    O(sources) statements on one shared dataset). A part that raised raises for each source."""
 
-    try:
-        where = pool.target(resolve_destination(config, view.name))
-    except DltOpsError:
-        return  # the runs ledger already says why
-    view.destination, view.dataset = where.engine, where.dataset
-    if not where.has_adapter or view.ledger == "unreadable":
-        return  # core tier: no dlt-ops tables there; unreadable: the runs ledger says why
-    for part, read in (("backfill state", _backfills), ("receipts", _receipts),
-                       ("drift state", _drift)):  # fmt: skip
+    def __init__(self, config: ProjectConfig, pool: SessionPool, views: list[SourceView]) -> None:
+        self.config, self.pool = config, pool
+        self.views: dict[tuple[str, str, str], list[SourceView]] = {}
+        self.read: dict[tuple[tuple[str, str, str], str], Any] = {}
+        for view in views:
+            where = self._target(view)
+            if where is not None and where.has_adapter and view.ledger != "unreadable":
+                self.views.setdefault(where.key, []).append(view)
+
+    def _target(self, view: SourceView) -> Target | None:
+        from dlt_ops.destinations import resolve_destination
+
         try:
-            read(registry, config, pool, where, view)
-        except Exception as exc:  # a part that cannot be read is named, never empty
-            view.problems.append(f"{part} unreadable: {summarize_error(exc)}")
+            return self.pool.target(resolve_destination(self.config, view.name))
+        except DltOpsError:
+            return None
+
+    def part(self, where: Target, part: str, read: Any) -> Any:
+        """``read(where, views)`` once per dataset; what it raised is raised again."""
+        key = (where.key, part)
+        if key not in self.read:
+            try:
+                self.read[key] = read(where, self.views[where.key])
+            except Exception as exc:
+                self.read[key] = exc
+        found = self.read[key]
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    def fill(self, view: SourceView) -> None:
+        where = self._target(view)
+        if where is None:
+            return  # the runs ledger already says why
+        view.destination, view.dataset = where.engine, where.dataset
+        if not where.has_adapter or view.ledger == "unreadable":
+            return  # core tier: no dlt-ops tables there; unreadable: the runs ledger says why
+        for part, read, apply in (("backfill state", self._backfills, _apply_backfills),
+                                  ("receipts", self._receipts, _apply_receipts),
+                                  ("drift state", self._drift, _apply_drift)):  # fmt: skip
+            try:
+                apply(view, self.part(where, part, read))
+            except Exception as exc:  # a part that cannot be read is named, never empty
+                view.problems.append(f"{part} unreadable: {summarize_error(exc)}")
+
+    def _backfills(self, where: Target, views: list[SourceView]) -> list[ChunkRow]:
+        from dlt_ops.backfill.state import BackfillState
+
+        state = BackfillState(self.pool.get(where), "report")
+        return state.all_rows() if state.exists() else []
+
+    def _receipts(self, where: Target, views: list[SourceView]) -> SourceRows:
+        from dlt_ops.receipts.service import project_stores
+        from dlt_ops.receipts.store import first_store_rows
+
+        run_ids = {v.name: list(dict.fromkeys(r.run.run_id for r in v.runs)) for v in views}
+
+        def read(store: ReceiptStore, sources: list[str]) -> dict[str, list[ReceiptRow]]:
+            by_run: dict[tuple[str, str], list[ReceiptRow]] = {}
+            for row in store.read_runs([i for s in sources for i in run_ids[s]]):
+                by_run.setdefault((row.source_section, row.run_id), []).append(row)
+            # each source's rows in the order its runs are shown, as a read per run gave them
+            return {s: [r for i in run_ids[s] for r in by_run.get((s, i), ())] for s in sources}
+
+        stores = project_stores(self.config, where, open_session=lambda: self.pool.get(where))
+        return first_store_rows(stores, list(run_ids), read)
+
+    def _drift(self, where: Target, views: list[SourceView]) -> dict[str, list[DriftRow]]:
+        from dlt_ops.reconcile.state import DRIFT_TABLE_NAME, SELECT_ALL
+
+        session = self.pool.get(where)
+        out: dict[str, list[DriftRow]] = {}
+        if session.fetch_columns(DRIFT_TABLE_NAME) is None:
+            return out
+        rows: list[Any] = session.query(SELECT_ALL)
+        for source, t, c, k, first, acked, resolved in rows:
+            if resolved is None:
+                out.setdefault(source, []).append(DriftRow(t, c, k, first, acked is not None))
+        return out
 
 
-def _backfills(
-    registry: PluginRegistry, config: ProjectConfig, pool: SessionPool,
-    where: Target, view: SourceView,
-) -> None:  # fmt: skip
-    from dlt_ops.backfill.state import BackfillState
-
-    state = BackfillState(pool.get(where), "report")
-    if not state.exists():
-        return
-    for row in state.all_rows():
+def _apply_backfills(view: SourceView, rows: list[ChunkRow]) -> None:
+    for row in rows:
         if row.source_section == view.name:
             view.backfills.setdefault(row.backfill_id, []).append(row)
-    for rows in view.backfills.values():
-        rows.sort(key=lambda r: r.chunk_from)
+    for chunks in view.backfills.values():
+        chunks.sort(key=lambda r: r.chunk_from)
 
 
-def _receipts(
-    registry: PluginRegistry, config: ProjectConfig, pool: SessionPool,
-    where: Target, view: SourceView,
-) -> None:  # fmt: skip
-    from dlt_ops.receipts.service import project_stores
-
-    stores = project_stores(config, where, open_session=lambda: pool.get(where))
-    run_ids = list(dict.fromkeys(v.run.run_id for v in view.runs))
-    for store in stores:
-        rows = [r for run_id in run_ids for r in store.read(run_id)
-                if r.source_section == view.name]  # fmt: skip
-        if rows:
-            for row in rows:
-                view.totals.add(row)
-            return
+def _apply_receipts(view: SourceView, by_source: SourceRows) -> None:
+    rows = by_source[view.name]
+    if isinstance(rows, Exception):
+        raise rows
+    for row in rows:
+        view.totals.add(row)
 
 
-def _drift(
-    registry: PluginRegistry, config: ProjectConfig, pool: SessionPool,
-    where: Target, view: SourceView,
-) -> None:  # fmt: skip
-    from dlt_ops.reconcile.state import DRIFT_TABLE_NAME, SELECT
-
-    session = pool.get(where)
-    if session.fetch_columns(DRIFT_TABLE_NAME) is None:
-        return
-    rows: list[Any] = session.query(SELECT, view.name)
-    view.drift = [DriftRow(t, c, k, first, acked is not None)
-                  for t, c, k, first, acked, resolved in rows if resolved is None]  # fmt: skip
+def _apply_drift(view: SourceView, by_source: dict[str, list[DriftRow]]) -> None:
+    view.drift = list(by_source.get(view.name, ()))
