@@ -216,3 +216,136 @@ def test_half_written_working_dir_is_reported_then_dropped(project, tmp_path: Pa
     assert _query(held, "SELECT count(*), count(DISTINCT id) FROM ds.items") == [(100, 100)]
     code, _, err = _done(held.run())
     assert code == 0, err[-3000:]
+
+
+def _running(held: Held) -> list[str]:
+    sql = "SELECT run_id FROM ds._dlt_ops_runs WHERE source_section = 'held' AND status = 'running'"
+    return [r[0] for r in _query(held, sql)]
+
+
+def _times(held: Held, run_id: str) -> tuple:
+    sql = ("SELECT queued_at, started_at, completed_at FROM ds._dlt_ops_runs "
+           f"WHERE run_id = '{run_id}'")  # fmt: skip
+    (found,) = _query(held, sql)
+    return found
+
+
+def _reading(proc: subprocess.Popen[str]) -> tuple[list[str], threading.Thread]:
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")))
+    reader.start()
+    return lines, reader
+
+
+@pytest.mark.integration
+def test_a_run_waiting_for_the_lease_is_not_running_and_its_wait_is_not_run_time(
+    held: Held,
+) -> None:
+    """Issue 38: while a second run waits for the lease, the ledger shows one run of the source
+    (the holder); the waiter's row starts when it got the lease and keeps the wait apart."""
+    first = held.start()
+    waiting = held.run("--wait")
+    lines, reader = _reading(waiting)
+    _until(lambda: any("waiting for 'held'" in line for line in lines), waiting, "the wait")
+    holder = _running(held)
+    assert len(holder) == 1, holder  # the waiter wrote no row yet: one running run
+    held.release.write_text("go")
+    code1, out1, err1 = _done(first)
+    waiting.wait(timeout=180)
+    reader.join(timeout=30)
+    assert code1 == 0, err1[-3000:]
+    assert waiting.returncode == 0, "".join(lines)[-3000:]
+    first_id, second_id = json.loads(out1)["run_id"], json.loads(waiting.stdout.read())["run_id"]
+    assert holder == [first_id]
+    first_done = _times(held, first_id)[2]
+    queued, started, completed = _times(held, second_id)
+    # it queued before the holder ended, started after: its run time is its own run only
+    assert queued < first_done <= started < completed
+
+
+#: ``held`` on a timestamp cursor (backfill chunks take a time window), held like HELD_SOURCE.
+HELD_TS_SOURCE = """
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+import time
+
+import dlt
+
+T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+
+
+@dlt.resource(name="items", primary_key="id", write_disposition="merge")
+def items(updated=dlt.sources.incremental("ts", initial_value=T0)):
+    started = os.environ.get("HELD_STARTED")
+    if started:
+        Path(started).write_text("started")
+        while not Path(os.environ["HELD_RELEASE"]).exists():
+            time.sleep(0.05)
+    for i in range(48):
+        ts = T0 + timedelta(hours=i)
+        if updated.start_value <= ts and (updated.end_value is None or ts < updated.end_value):
+            yield {"id": i, "ts": ts}
+
+
+@dlt.source(name="{name}")
+def {name}_source():
+    return items
+"""
+
+CHUNK_TASK = """
+import sys
+from dlt_ops.log import configure_logging
+from dlt_ops.orchestration import run_backfill_chunk
+
+configure_logging()  # its log on stderr, as a task's log
+
+print(run_backfill_chunk(sys.argv[1], "held", "2024-01-01T00:00Z", "2024-01-02T00:00Z", "1d", 0,
+                         trigger_source="airflow"))
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("engine", ["postgres"])
+def test_a_chunk_task_waiting_for_a_plain_run_records_its_wait(
+    engine: str,
+    project,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,  # noqa: ANN001
+) -> None:
+    """The Airflow chunk task's path (``run_backfill_chunk``) behind a plain run of the source:
+    no running row while it waits, then queued_at < started_at, the wait outside its run."""
+    env: dict[str, str] = {}
+    db = None
+    if engine == "postgres":
+        db = request.getfixturevalue("postgres_database")
+        env["DESTINATION__POSTGRES__CREDENTIALS"] = db.dlt_url
+    root = project(CONFIG.format(engine=engine), {"held": HELD_TS_SOURCE})
+    held = Held(root, env, tmp_path)
+    held.engine, held.db = engine, db  # type: ignore[attr-defined]
+    first = held.start()
+    chunk = subprocess.Popen([sys.executable, "-c", CHUNK_TASK, str(root)], cwd=root,
+                             env=_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)  # fmt: skip
+    lines, reader = _reading(chunk)
+    try:
+        _until(lambda: any("waiting for 'held'" in line for line in lines), chunk, "the wait")
+    except AssertionError as exc:
+        reader.join(timeout=30)
+        raise AssertionError("".join(lines)[-3000:]) from exc
+    holder = _running(held)
+    assert len(holder) == 1, holder
+    held.release.write_text("go")
+    code1, out1, err1 = _done(first)
+    chunk.wait(timeout=180)
+    reader.join(timeout=30)
+    assert code1 == 0, err1[-3000:]
+    assert chunk.returncode == 0, "".join(lines)[-3000:]
+    assert chunk.stdout.read().strip() == "completed"
+    first_id = json.loads(out1)["run_id"]
+    assert holder == [first_id]
+    (chunk_id,) = [r[0] for r in _query(held, "SELECT run_id FROM ds._dlt_ops_runs "
+                                              "WHERE backfill_id IS NOT NULL")]  # fmt: skip
+    first_done = _times(held, first_id)[2]
+    queued, started, completed = _times(held, chunk_id)
+    assert queued is not None and queued < first_done <= started < completed

@@ -26,7 +26,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -321,13 +321,15 @@ def source_lease(
     wait: float | None = None,
     shared_by: str | None = None,
     trigger: str | None = None,
+    on_wait: Callable[[], None] | None = None,
 ) -> Iterator[None]:
     """Hold ``source``'s lease in ``where`` while the block runs.
 
     ``wait``: ``None`` refuses at once when another run holds it (:class:`LeaseBusyError`),
     a number of seconds waits that long, ``math.inf`` waits for good. ``shared_by`` (a
     backfill id) shares the lease with that backfill's other chunks. ``trigger`` is noted in a
-    lock file, for ``status`` to show while the database file is busy.
+    lock file, for ``status`` to show while the database file is busy. ``on_wait`` is called
+    once, when the lease turns out to be held and the run starts waiting for it.
     """
     token = f"{SHARED_PREFIX}{shared_by}" if shared_by else new_holder_token()
     # a core-tier destination has no table to hold a lease in; a single-writer file would be
@@ -345,7 +347,7 @@ def source_lease(
     try:
         if isinstance(lease, TableLease):
             lease._prepare()
-        _acquire(lease, source, wait)
+        _acquire(lease, source, wait, on_wait)
         if isinstance(lease, TableLease):
             renewer = _Renewer(lease)
         yield
@@ -357,7 +359,8 @@ def source_lease(
             session.close()
 
 
-def _acquire(lease: FileLease | TableLease, source: str, wait: float | None) -> None:
+def _acquire(lease: FileLease | TableLease, source: str, wait: float | None,
+             on_wait: Callable[[], None] | None = None) -> None:  # fmt: skip
     started = time.monotonic()
     announced = False
     while True:
@@ -374,4 +377,6 @@ def _acquire(lease: FileLease | TableLease, source: str, wait: float | None) -> 
             log.info(f"waiting for '{source}': {holder.describe()} holds it; {holder.until()}",
                      source=source, holder=holder.holder)  # fmt: skip
             announced = True
+            if on_wait is not None:
+                on_wait()
         time.sleep(POLL_S)

@@ -120,12 +120,15 @@ def _start_record(request: RunRequest, where: ResolvedDestination, run_id: str) 
     )
 
 
-def _queued(record: RunRecord, request: RunRequest) -> RunRecord:
-    """The start row once the lease is held. A plain run that was ready to wait (``--wait``)
-    starts now and keeps, as ``queued_at``, when it began waiting (the record was made just
-    before it asked for the lease), so queue time never reads as run time. Other runs never
-    waited here (refused at once, or a backfill chunk's own bookkeeping): unchanged."""
-    if request.wait is None or request.backfill_id or request.lease_held:
+def _queued(record: RunRecord, request: RunRequest, *, waited: bool) -> RunRecord:
+    """The start row once the lease is held. A run that waited for the lease (``waited``: a
+    ``--wait`` run, an orchestrator task, a backfill chunk behind a plain run) or was ready to
+    (``--wait``) starts now and keeps, as ``queued_at``, when it began waiting (the record was
+    made just before it asked for the lease), so queue time never reads as run time. A run
+    that did not wait (refused at once, a chunk joining its backfill's lease, a scheduler
+    attempt holding the lease itself): unchanged."""
+    ready = request.wait is not None and not request.backfill_id
+    if request.lease_held or not (waited or ready):
         return record
     return record.replace(started_at=utcnow(), queued_at=record.started_at)
 
@@ -273,11 +276,13 @@ def execute_run(
         backfill_id=request.backfill_id,
     )
     state = ctx.state
-    lease = _lease(registry, config, request, prepared, run_id)
-    # the lease comes first: a run refused for a busy source writes nothing (no ledger row)
+    waited: list[bool] = []  # set when the lease was busy and the run queued for it
+    lease = _lease(registry, config, request, prepared, run_id, on_wait=lambda: waited.append(True))
+    # the lease comes first: a run refused for a busy source writes nothing (no ledger row),
+    # and a run waiting for it shows nowhere as running until it holds it
     with bound, lease as lease_failure, project_environment(config.root), \
             _no_trace_left(config, request, where):  # fmt: skip
-        writer.record = _queued(writer.record, request)
+        writer.record = _queued(writer.record, request, waited=bool(waited))
         writer.start(keep=True)
         with writer.borrowed() as ledger_sinks:
             work = (request.working_dir or working_base(config.root, where)) / where.pipeline_name
@@ -346,6 +351,7 @@ def _lease(
     request: RunRequest,
     prepared: PreparedRun,
     run_id: str,
+    on_wait: Callable[[], None] | None = None,
 ) -> Iterator[DltOpsError | None]:
     """Hold the source's run lease for this run (see ``runner/lease.py``): a plain run holds it
     alone; a backfill chunk shares it with its backfill's other chunks and waits for a plain
@@ -362,7 +368,7 @@ def _lease(
             stack.enter_context(source_lease(
                 registry, config, prepared.target, source=request.source, run_id=run_id,
                 wait=math.inf if request.backfill_id else request.wait,
-                shared_by=request.backfill_id, trigger=request.trigger_source,
+                shared_by=request.backfill_id, trigger=request.trigger_source, on_wait=on_wait,
             ))  # fmt: skip
         except DestinationError as exc:
             yield exc
