@@ -75,9 +75,13 @@ out["dag_id"] = error(lambda: build_schedule_dags(root, dag_kwargs={"dag_id": "x
 bf = build_backfill_dag(root, "feed", from_="2026-01-01T00:00:00Z", to="2026-01-03T00:00:00Z",
                         chunk="1d", retries=3, retry_delay=timedelta(seconds=5),
                         dag_kwargs={"max_active_runs": 2, "tags": ["bf"]},
-                        pools={"feed": "bf_pool"})
+                        pools={"feed": "bf_pool", "orders": "orders_pool"})
 out["backfill"] = {"max_active_runs": bf.max_active_runs, "tags": sorted(bf.tags),
                    "chunk": task_facts(bf, "run_chunk"), "check": task_facts(bf, "check")}
+window = {"from_": "2026-01-01T00:00:00Z", "to": "2026-01-02T00:00:00Z", "chunk": "1d"}
+out["backfill_unknown"] = error(lambda: build_backfill_dag(root, "nope", **window))
+out["backfill_pool_typo"] = error(lambda: build_backfill_dag(root, "feed", **window,
+                                                             pools={"fed": "x"}))
 print(json.dumps(out))
 """
 
@@ -116,6 +120,9 @@ def test_factory_options_reach_airflow(airflow_home: Any, tmp_path: Path) -> Non
     chunk = backfill["chunk"]
     assert (chunk["retries"], chunk["retry_delay"], chunk["pool"]) == (3, 5.0, "bf_pool")
     assert backfill["check"]["retries"] == 0  # a retry cannot change the coverage
+    # the source is checked at parse time; a project-wide pools mapping is fine, a typo is not
+    assert out["backfill_unknown"].startswith("UnknownSourceError: unknown source 'nope'")
+    assert out["backfill_pool_typo"].startswith("UnknownSourceError: unknown source 'fed'")
 
 
 CONN_CONFIG = """

@@ -281,17 +281,25 @@ def build_backfill_dag(
     """A trigger-only DAG: ``seed`` → ``run_chunk`` mapped over every chunk not completed yet
     → ``check``. Each mapped task claims its chunk through ``_dlt_backfills``, so the chunks
     spread over every Airflow worker, each runs exactly once, and a cleared or retried task
-    resumes (a completed chunk is skipped) rather than reloads. ``pools`` (a mapping with the
-    source, or a prefix) or ``pool`` puts the chunk tasks in a pool."""
+    resumes (a completed chunk is skipped) rather than reloads. ``source`` must be one of the
+    project's sources (checked at parse time); one DAG backfills one source. ``pools`` (a
+    mapping over the project's sources, or a prefix) or ``pool`` puts the chunk tasks in a
+    pool."""
     from dlt_ops.backfill.plan import BackfillPlan
 
     def iso(value: datetime | str) -> str:
         return value.isoformat() if isinstance(value, datetime) else value
 
+    from dlt_ops.project.discovery import discover
+
     start, end = iso(from_), iso(to)
     plan = BackfillPlan.build(source, start, end, chunk)  # usage errors at parse time
     root = str(Path(project_root).resolve())
-    chunk_pool = source_pools([source], pools, pool)[source]
+    # as build_schedule_dags(sources=): an unknown source fails the parse, and one pools
+    # mapping for the whole project serves both factories (a typo in it still fails)
+    known = sorted(discover(Path(root)).sources)
+    select_sources(known, [source])
+    chunk_pool = source_pools(known, pools, pool)[source]
     guarded = [chunk_pool] if chunk_pool != DEFAULT_POOL and check_pools_exist else None
     defaults = {"dag_id": dag_id or f"dlt_backfill_{source}_{plan.backfill_id}",
                 "schedule": None, "start_date": DEFAULT_START, "catchup": False,
