@@ -95,6 +95,21 @@ def test_a_failing_sink_is_logged_redacted_and_the_others_still_get_every_event(
     assert errors[0]["error"] == "RuntimeError: cannot reach postgresql://app:***@db/x"
 
 
+def test_only_a_refused_finish_is_handed_on_with_the_sink_and_the_finished_run() -> None:
+    refused: list[tuple[str, RunRecord]] = []
+    writer = LedgerWriter(
+        [("bad", Broken()), ("rec", Recording())], make_run(), heartbeat_seconds=0,
+        refused=lambda name, run: refused.append((name, run)),
+    )  # fmt: skip
+    writer.start()  # a refused start is only logged: the finish that follows carries the run
+    assert refused == []
+    writer.finish(RunStatus.failed, error_summary="boom")
+    assert [(name, run.status, run.error_summary) for name, run in refused] == [
+        ("bad", RunStatus.failed, "boom")
+    ]
+    assert refused[0][1] is writer.record
+
+
 def test_a_sink_without_a_target_is_named_by_its_name() -> None:
     class Nameless:
         def start(self, run: RunRecord) -> None:

@@ -136,3 +136,61 @@ def test_cost_rates_are_checked() -> None:
     for bad in (-1, True, "1"):
         with pytest.raises(ConfigError, match="must be a non-negative number"):
             cost_rates({"per_record": bad}, "s")
+
+
+def test_a_dead_runs_settled_receipt_books_what_landed_in_each_root_table() -> None:
+    from dlt_ops.receipts.build import settled_receipts
+    from dlt_ops.receipts.model import ReceiptRow
+
+    rows = settled_receipts(
+        run_id="r1", run_started_at=T0, pipeline_name="shop_pipeline", source="shop",
+        tables={"orders": "orders", "notes": "shop_notes", "empty": "empty"},
+        # orders_archive is another table, not a child of orders (children are orders__<field>)
+        loaded_tables={"orders": 3, "orders__lines": 6, "orders__lines__tags": 2,
+                       "orders_archive": 99, "shop_notes": 2},
+    )  # fmt: skip
+    common = {"run_id": "r1", "run_started_at": T0, "pipeline_name": "shop_pipeline",
+              "source_section": "shop"}  # fmt: skip
+    assert rows == [  # by resource name; what landed in the root table is what came in and out
+        ReceiptRow(**common, resource_name="empty"),
+        ReceiptRow(**common, resource_name="notes", records_in=2, records_out=2, rows_loaded=2),
+        ReceiptRow(**common, resource_name="orders", records_in=3, records_out=3, rows_loaded=3,
+                   child_rows_loaded=8),
+    ]  # fmt: skip
+
+
+def test_a_run_that_died_in_normalize_books_what_its_package_holds(tmp_path: Path) -> None:
+    tallies, trace = _run(tmp_path)
+    rows = _receipts(tallies, trace, "normalize")
+    assert (rows["orders"].records_out, rows["orders"].failed) == (3, 0)
+    assert (rows["notes"].records_out, rows["notes"].rows_loaded) == (3, 0)
+
+
+def test_the_loaded_books_and_root_tables_win_over_the_trace(tmp_path: Path) -> None:
+    tallies, trace = _run(tmp_path)
+    rows = _receipts(
+        tallies, trace, "done", tables={"orders": "orders", "notes": "shop_notes"},
+        # what the load step booked: an earlier run's pending package loaded with this one
+        loaded_tables={"orders": 5, "orders__lines": 1, "shop_notes": 7, "notes": 100},
+    )  # fmt: skip
+    assert (rows["orders"].rows_loaded, rows["orders"].child_rows_loaded) == (5, 1)
+    assert (rows["notes"].rows_loaded, rows["notes"].child_rows_loaded) == (7, 0)
+
+
+def test_a_resource_without_a_verdict_is_neither_warned_nor_held_back_twice(
+    tmp_path: Path,
+) -> None:
+    tallies, trace = _run(tmp_path)
+    done = _receipts(tallies, trace, "done", verdicts={"orders": Gate(failed=1)})
+    assert (done["notes"].warned, done["notes"].failed, done["notes"].rejected) == (0, 0, 0)
+    stopped = _receipts(tallies, None, "extract")
+    assert (stopped["notes"].warned, stopped["notes"].failed) == (0, 3)
+
+
+def test_one_rate_alone_estimates_the_cost_and_no_pages_cost_nothing() -> None:
+    paged = Tallies({"r": ResourceTally(records_in=4, pages=2, passed=4)})
+    per_record = _receipts(paged, None, "extract", rates={"per_record": 0.5})
+    assert per_record["r"].cost == pytest.approx(2.0)  # no per_page rate: pages cost nothing
+    tallies = Tallies({"r": ResourceTally(records_in=4, pages=0, passed=4)})
+    per_page = _receipts(tallies, None, "extract", rates={"per_page": 3.0})
+    assert per_page["r"].cost == pytest.approx(0.0) and per_page["r"].cost_basis == "estimated"

@@ -80,6 +80,81 @@ def test_rows_are_keyed_by_dlt_resource_name_and_ledger_run_id_is_null_outside_d
     assert rows == [("gh_events", None)]
 
 
+def _run_stand_in(tmp_path: Path, *, has_adapter: bool = True) -> Any:
+    """What the manager reads of a dlt-ops run (``current_run()``): the runner's own
+    ``RunContext`` needs a whole project; its session here is a real one on the DuckDB file."""
+    from types import SimpleNamespace
+
+    from dlt_ops.adapters import ConnectionTarget, DestinationSession
+    from dltops_duckdb.adapter import DuckDBAdapter
+
+    opened: list[Any] = []
+
+    def open_session() -> Any:
+        target = ConnectionTarget("duckdb", "ds", tmp_path, credentials="ck.duckdb")
+        opened.append(DestinationSession.open(DuckDBAdapter(), target))
+        return opened[-1]
+
+    return SimpleNamespace(
+        run_id="ledger-run-1", pipeline_name="ledger_pipeline", opened=opened,
+        open_session=open_session, registry=SimpleNamespace(names=lambda group: [f"<{group}>"]),
+        target=SimpleNamespace(has_adapter=has_adapter, engine="duckdb"),
+    )  # fmt: skip
+
+
+def test_inside_a_dlt_ops_run_rows_use_the_runs_session_and_carry_its_ids(
+    ck: Any, duck: Any, make_pipeline: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dlt_ops.adapters import DestinationSession
+    from dlt_ops.runner.context import active_run
+
+    closed: list[Any] = []
+    close = DestinationSession.close
+    monkeypatch.setattr(DestinationSession, "close", lambda s: (closed.append(s), close(s)))
+    run = _run_stand_in(tmp_path)
+    with active_run(run):
+        assert _run(make_pipeline(duck), ck.resource(ck.FakeApi(rows=ck.hourly_rows(6)))) is None
+    assert len(run.opened) == 1 and closed == []  # the run's session, left to the run to close
+    rows = duck.query(
+        "SELECT DISTINCT pipeline_name, ledger_run_id, status FROM ds._dlt_custom_checkpoints"
+    )
+    assert rows == [("ledger_pipeline", "ledger-run-1", "completed")]
+    run.opened[0].close()
+
+
+def test_inside_a_dlt_ops_run_on_a_core_tier_destination_the_manager_refuses(
+    ck: Any, duck: Any, make_pipeline: Any, tmp_path: Path
+) -> None:
+    from dlt_ops.runner.context import active_run
+
+    api = ck.FakeApi()
+    with active_run(_run_stand_in(tmp_path, has_adapter=False)):
+        exc = _run(make_pipeline(duck), ck.resource(api))
+    (found,) = [e for e in _chain(exc) if isinstance(e, UnregisteredDestinationError)]
+    assert (found.pipeline, found.destination, found.feature) == (
+        "ledger_pipeline", "duckdb", "checkpoints (@with_checkpoints)",
+    )  # fmt: skip
+    assert "Registered adapters: <destination>." in str(found)
+    assert api.calls == 0
+
+
+def test_outside_dlt_ops_the_session_the_manager_opened_is_closed(
+    ck: Any, duck: Any, make_pipeline: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dlt_ops.adapters import DestinationSession
+
+    closed: list[DestinationSession] = []
+    close = DestinationSession.close
+
+    def counting(session: DestinationSession) -> None:
+        closed.append(session)
+        close(session)
+
+    monkeypatch.setattr(DestinationSession, "close", counting)
+    assert _run(make_pipeline(duck), ck.resource(ck.FakeApi())) is None
+    assert len(closed) == 1  # its own connection, not left open after the resource finished
+
+
 def test_outside_dlt_ops_credentials_resolve_like_dlt_pipeline_scoped_first(
     ck: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -277,4 +352,266 @@ def test_core_tier_destination_is_refused_at_runtime(
     found = [e for e in _chain(exc) if isinstance(e, UnregisteredDestinationError)]
     assert found, exc
     assert "destination 'filesystem' has no registered DestinationAdapter" in str(found[0])
+    # the refusal names the pipeline, the feature and the adapters there are
+    assert (found[0].pipeline, found[0].feature) == (
+        "ck_pipeline",
+        "checkpoints (@with_checkpoints)",
+    )
+    registered = str(found[0]).split("Registered adapters: ", 1)[1].split(".", 1)[0]
+    assert "duckdb" in registered.split(", ")
     assert api.calls == 0
+
+
+def test_outside_a_pipeline_or_without_a_destination_the_refusal_says_what_to_do() -> None:
+    from types import SimpleNamespace
+
+    from dlt_ops.checkpoints.manager import _own_session
+
+    with pytest.raises(CheckpointStateError) as outside:
+        _own_session(None)
+    assert str(outside.value) == (
+        "@with_checkpoints runs outside any dlt pipeline context: run the resource through "
+        "a dlt pipeline (`pipeline.run(...)`) or `dlt-ops pipeline run`."
+    )
+    with pytest.raises(CheckpointStateError, match="pipeline 'bare' has no destination"):
+        _own_session(SimpleNamespace(pipeline_name="bare", destination=None))
+
+
+# -- the manager on a real DuckDB session (resume, completion, retention, failure lines) --------
+
+
+class _Failing:
+    """A real session whose statements containing ``needle`` raise (a destination that
+    refuses one statement); everything else reaches DuckDB."""
+
+    def __init__(self, session: Any, needle: str) -> None:
+        self._session, self._needle = session, needle
+
+    def execute(self, stmt: Any, *params: Any) -> int:
+        if self._needle in stmt.text:
+            raise RuntimeError(f"refused: {self._needle} password=hunter2")
+        return self._session.execute(stmt, *params)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+
+@pytest.fixture
+def manager(tmp_path: Path) -> Any:
+    """``manager(run_id)``: a manager of resource ``events`` in pipeline ``p`` on a DuckDB
+    session, its table created; ``manager.rows()`` reads the table back."""
+    from dlt_ops.adapters import ConnectionTarget, DestinationSession
+    from dlt_ops.checkpoints.manager import CheckpointManager
+    from dltops_duckdb.adapter import DuckDBAdapter
+
+    target = ConnectionTarget("duckdb", "ds", tmp_path, credentials="ck.duckdb")
+    session = DestinationSession.open(DuckDBAdapter(), target)
+    made: list[Any] = []
+
+    def build(run_id: str | None = "ns", **opts: Any) -> Any:
+        m = CheckpointManager(
+            "events", run_id, frequency=opts.pop("frequency", 2),
+            checkpoint_table="_dlt_custom_checkpoints", cleanup_days=opts.pop("cleanup_days", 7),
+        )  # fmt: skip
+        m.session, m.pipeline_name = session, opts.pop("pipeline", "p")
+        m._create_table()
+        made.append(m)
+        return m
+
+    build.session = session  # type: ignore[attr-defined]
+    yield build
+    for m in made:
+        m.close()
+    session.close()
+
+
+def _insert(session: Any, *rows: tuple[Any, ...]) -> None:
+    """Rows ``(pipeline, resource, run_id, value, page, status, created_at)``."""
+    from dlt_ops.checkpoints.table import table_spec
+
+    full = [(p, r, ns, v, page, (page or 0) * 10, st, at, at, None)
+            for p, r, ns, v, page, st, at in rows]  # fmt: skip
+    session.insert_rows(table_spec("_dlt_custom_checkpoints"), full)
+
+
+def _table(session: Any) -> list[tuple[Any, ...]]:
+    from dlt_ops.adapters import Statement
+
+    return session.query(Statement(
+        "SELECT pipeline_name, resource_name, run_id, checkpoint_value, status "
+        "FROM {_dlt_custom_checkpoints} ORDER BY 1, 2, 3, 4"
+    ))  # fmt: skip
+
+
+def _at(hours: float) -> Any:
+    from datetime import UTC, datetime, timedelta
+
+    return datetime.now(UTC) - timedelta(hours=hours)
+
+
+def test_resume_reads_only_its_own_namespace_and_picks_the_furthest_cursor(manager: Any) -> None:
+    m = manager("ns")
+    _insert(
+        m.session,
+        ("p", "events", "ns", "9", 1, "active", _at(3)),
+        ("p", "events", "ns", "10", 5, "active", _at(2)),  # the furthest as a number
+        ("p", "events", "ns", "99", 9, "completed", _at(1)),  # finished: not a resume point
+        ("p", "events", "other", "50", 1, "active", _at(1)),  # another namespace
+        ("p", "events", None, "60", 1, "active", _at(1)),  # the NULL namespace
+        ("p", "users", "ns", "70", 1, "active", _at(1)),  # another resource
+        ("q", "events", "ns", "80", 1, "active", _at(1)),  # another pipeline
+    )
+    assert m.resume_value(like=0) == ("10", 10)  # parsed like the incremental's int
+    assert m.resume_value() == ("9", "9")  # no hint: stored text compares as text
+    assert m.resume_value(parser=int) == ("10", 10)  # the decorator's value_parser wins
+    assert m.resume_value(like=0, pick=min) == ("9", 9)  # a descending cursor's furthest
+    assert manager(None).resume_value(like=0) == ("60", 60)  # NULL run_id reads NULL rows only
+    assert manager("empty").resume_value(like=0) is None
+
+
+def test_resume_of_incomparable_values_takes_the_newest_row(manager: Any) -> None:
+    m = manager("ns")
+    mixed = {"old": 1, "new": "x", "tie-low": 2, "tie-high": "y"}.get
+    _insert(
+        m.session,
+        ("p", "events", "ns", "old", 1, "active", _at(5)),
+        ("p", "events", "ns", "new", 2, "active", _at(4)),
+    )
+    assert m.resume_value(parser=mixed) == ("new", "x")  # int vs str: the newest row
+    at = _at(1)  # two rows of one instant: the higher page wins
+    _insert(
+        m.session,
+        ("p", "events", "ns", "tie-low", 3, "active", at),
+        ("p", "events", "ns", "tie-high", 7, "active", at),
+    )
+    assert m.resume_value(parser=mixed) == ("tie-high", "y")
+    later = _at(0.5)  # a row without a page number counts as page 0
+    _insert(
+        m.session,
+        ("p", "events", "ns", "no-page", None, "active", later),
+        ("p", "events", "ns", "page-1", 1, "active", later),
+    )
+    assert m.resume_value(parser={"no-page": 3, "page-1": "z"}.get) == ("page-1", "z")
+
+
+def test_unreadable_resume_state_names_the_cause(manager: Any) -> None:
+    m = manager("ns")
+    _insert(m.session, ("p", "events", "ns", "not-a-number", 1, "active", _at(1)))
+    with pytest.raises(CheckpointStateError, match="invalid literal for int"):
+        m.resume_value(like=0)  # a stored value that does not parse as the cursor's type
+    m.session.execute(_stmt("DROP TABLE {_dlt_custom_checkpoints}"))
+    m.session.execute(_stmt("CREATE TABLE {_dlt_custom_checkpoints} (unrelated INTEGER)"))
+    with pytest.raises(CheckpointStateError, match="failed to read resume state") as refused:
+        m.resume_value(like=0)
+    assert "BinderException" in str(refused.value)  # the destination's own error, quoted
+
+
+def test_a_table_that_cannot_be_created_refuses_with_the_cause(manager: Any) -> None:
+    class Refusing(_Failing):
+        def ensure_table(self, spec: Any) -> None:
+            raise RuntimeError("no CREATE privilege password=hunter2")
+
+    m = manager("ns")
+    m.session = Refusing(m.session, "-")
+    with pytest.raises(CheckpointStateError, match="Failed to initialize") as refused:
+        m._create_table()
+    assert "no CREATE privilege password=***" in str(refused.value)
+    assert m.session is None  # released before the refusal
+
+
+def _stmt(text: str) -> Any:
+    from dlt_ops.adapters import Statement
+
+    return Statement(text)
+
+
+def test_complete_retires_only_its_namespace_and_applies_retention(
+    manager: Any, logs: list
+) -> None:
+    m = manager("ns", cleanup_days=7)
+    days = 24
+    _insert(
+        m.session,
+        ("p", "events", "ns", "a-active", 1, "active", _at(1)),
+        ("p", "events", "other", "b-active", 1, "active", _at(1)),
+        ("p", "events", None, "c-active", 1, "active", _at(1)),
+        ("p", "events", "x", "d-old", 1, "completed", _at(30 * days)),  # retention deletes
+        ("p", "events", "x", "e-recent", 1, "completed", _at(6 * days)),  # inside 7 days
+        ("p", "events", "x", "f-old-active", 1, "active", _at(30 * days)),  # never deleted
+        ("p", "users", "x", "g-old", 1, "completed", _at(30 * days)),  # another resource
+        ("q", "events", "x", "h-old", 1, "completed", _at(30 * days)),  # another pipeline
+    )
+    m.complete()
+    assert _table(m.session) == [
+        ("p", "events", "ns", "a-active", "completed"),
+        ("p", "events", "other", "b-active", "active"),
+        ("p", "events", "x", "e-recent", "completed"),
+        ("p", "events", "x", "f-old-active", "active"),
+        ("p", "events", None, "c-active", "active"),
+        ("p", "users", "x", "g-old", "completed"),
+        ("q", "events", "x", "h-old", "completed"),
+    ]
+    info = {e["event"]: e for e in logs if e["log_level"] == "info"}
+    assert info["[events] Checkpoints marked as completed"]["resource"] == "events"
+    cleaned = info["[events] Cleaned up checkpoints older than 7 days"]
+    assert (cleaned["resource"], cleaned["deleted"]) == ("events", 1)
+    manager(None).complete()  # the NULL namespace completes its own rows only
+    assert ("p", "events", None, "c-active", "completed") in _table(m.session)
+    assert ("p", "events", "other", "b-active", "active") in _table(m.session)
+
+
+@pytest.mark.parametrize(
+    ("needle", "level", "line"),
+    [
+        ("UPDATE", "error", "[events] Failed to mark checkpoints as completed (refused: UPDATE "
+         "password=***); they stay active until the next clean finish or `dlt-ops checkpoints "
+         "cleanup`."),
+        ("DELETE", "warning", "[events] Checkpoint retention cleanup failed (refused: DELETE "
+         "password=***)"),
+    ],
+)  # fmt: skip
+def test_a_failed_completion_or_retention_is_logged_redacted(
+    manager: Any, logs: list, needle: str, level: str, line: str
+) -> None:
+    m = manager("ns")
+    m.session = _Failing(m.session, needle)
+    m.complete()  # logged, never raised: the extract itself succeeded
+    (event,) = [e for e in logs if e["log_level"] == level]
+    assert (event["event"], event["resource"]) == (line, "events")
+    if needle == "UPDATE":  # retention is not tried after a failed completion
+        assert not [e for e in logs if "Cleaned up" in e["event"]]
+
+
+def test_pages_queue_a_checkpoint_every_frequency_pages_with_running_counts(
+    manager: Any, logs: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import structlog
+
+    from dlt_ops.adapters import Statement
+    from dlt_ops.checkpoints import writer
+
+    monkeypatch.setattr(writer, "log", structlog.get_logger(writer.__name__))
+
+    m = manager("ns", frequency=2)
+    m.page(3, 30)
+    assert m.writer is None  # page 1 of 2: nothing queued yet
+    m.page(4, 40)
+    m.page(5, 50)
+    m.page(6, None)  # a boundary without a cursor value: nothing to resume from
+    m.page(7, 70)  # page 5
+    m.page(1, 80)  # page 6
+    m.flush()
+    rows = m.session.query(Statement(
+        "SELECT resource_name, run_id, checkpoint_value, page_number, records_processed, status "
+        "FROM {_dlt_custom_checkpoints} ORDER BY page_number"
+    ))  # fmt: skip
+    assert rows == [
+        ("events", "ns", "40", 2, 7, "active"),
+        ("events", "ns", "80", 6, 26, "active"),
+    ]
+    assert (m.page_count, m.records_count) == (6, 26)
+    saved = [(e["event"], e["resource"]) for e in logs if "Checkpoint saved" in e["event"]]
+    assert saved == [
+        ("[events] Checkpoint saved: page 2, 7 records, value: 40", "events"),
+        ("[events] Checkpoint saved: page 6, 26 records, value: 80", "events"),
+    ]

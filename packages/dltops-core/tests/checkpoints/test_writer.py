@@ -273,3 +273,82 @@ def test_every_failed_row_is_counted() -> None:
         assert writer.flush(timeout=30)
     writer.close()
     assert (writer.failed, writer.written) == (3, 0)
+
+
+def _until(condition: Any, limit: float = 30.0) -> None:
+    """Wait (bounded) until ``condition()`` holds: another thread reached a known point."""
+    gate = threading.Event()
+    for _ in range(int(limit / 0.01)):
+        if condition():
+            return
+        gate.wait(0.01)
+    raise AssertionError("condition not reached")
+
+
+def test_one_flush_giving_up_does_not_slow_another_still_waiting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a gap far longer than the test: only a flush still waiting can make row 2 land
+    monkeypatch.setattr(writer_module, "GROUP_S", 3600.0)
+    session = BlockedSession()
+    writer = _writer(session)
+    writer.submit((1,), 10, 100, "v1")
+    assert session.started.wait(30)  # row 1 is being written
+    landed: list[bool] = []
+    waiting = threading.Thread(target=lambda: landed.append(writer.flush(timeout=20)))
+    waiting.start()
+    _until(lambda: writer._hurry == 1)  # the other caller is waiting in flush
+    assert writer.flush(timeout=0.2) is False  # this one gives up
+    writer.submit((2,), 20, 200, "v2")  # queued behind the write in flight
+    session.release.set()
+    waiting.join(40)
+    assert landed == [True]  # the waiting flush still hurried row 2 past the gap
+    assert session.batches == [[1], [2]]
+    writer.close()
+
+
+class DyingSession(BlockedSession):
+    """The writer thread dies inside a write (a BaseException no handler takes)."""
+
+    def insert_rows(self, spec: TableSpec, rows: list[tuple[Any, ...]]) -> int:
+        self.started.set()
+        self.release.wait(30)
+        raise SystemExit("writer thread gone")
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_flush_does_not_wait_for_a_writer_thread_that_died() -> None:
+    session = DyingSession()
+    writer = _writer(session)
+    writer.submit((1,), 10, 100, "v1")
+    assert session.started.wait(30)
+    writer.submit((2,), 20, 200, "v2")  # left queued: nobody will write it
+    session.release.set()
+    assert writer._thread is not None
+    writer._thread.join(30)
+    assert writer.flush(timeout=20)  # returns at once instead of waiting out the timeout
+    assert (writer.written, session.batches) == (0, [])
+    writer.close()
+
+
+def test_close_says_so_when_the_writer_did_not_finish_in_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from structlog.testing import capture_logs
+
+    session = BlockedSession()
+    writer = _writer(session)
+    # close's flush gives up after 0.2 s (60 s in a run), and so does its join
+    monkeypatch.setattr(
+        writer, "flush", lambda timeout=0.2: CheckpointWriter.flush(writer, timeout)
+    )
+    monkeypatch.setattr(writer_module, "FLUSH_TIMEOUT_S", 0.2)
+    writer.submit((1,), 10, 100, "v1")
+    assert session.started.wait(30)
+    with capture_logs() as logs:
+        writer.close()
+    session.release.set()
+    assert [e for e in logs if e["log_level"] == "error"] == [
+        {"event": "[events] Checkpoint writer did not finish in time", "resource": "events",
+         "log_level": "error"},
+    ]  # fmt: skip
