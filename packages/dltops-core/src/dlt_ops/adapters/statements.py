@@ -28,6 +28,8 @@ class _Part:
     value: str = ""
 
 
+# readers build the same statement text again per ledger file (a column list each): parse once
+@lru_cache(maxsize=1024)
 def _tokenize(text: str) -> tuple[_Part, ...]:
     parts: list[_Part] = []
     buf: list[str] = []
