@@ -39,7 +39,8 @@ def rows(stage: Path, equivalent: set[str]) -> list[list[str]]:
             out.append([f"`{module}`", "–", "–", "–", "–", "–", "–", "–", "not run"])
             continue
         codes = json.loads(meta.read_text("utf-8"))["exit_code_by_key"]
-        eq = sum(1 for name, c in codes.items() if name in equivalent and c not in KILLED)
+        # a listed mutant counts as equivalent only while it survives (not when killed or not run)
+        eq = sum(1 for name, c in codes.items() if name in equivalent and c in SURVIVED | NO_TESTS)
         killed = sum(1 for c in codes.values() if c in KILLED)
         timeout = sum(1 for c in codes.values() if c in TIMEOUT)
         left = [n for n, c in codes.items() if c in SURVIVED | NO_TESTS and n not in equivalent]
