@@ -147,12 +147,7 @@ def test_second_run_refused_then_waits(held: Held) -> None:
     reader.start()
     _until(lambda: any("waiting for 'held'" in line for line in waiting_log), waiting,
            "the --wait run's wait")  # fmt: skip
-    held.release.write_text("go")
-    code1, out1, err1 = _done(first)
-    waiting.wait(timeout=180)
-    reader.join(timeout=30)
-    assert code1 == 0, err1[-3000:]
-    assert waiting.returncode == 0, "".join(waiting_log)[-3000:]
+    out1 = _release_both(held, first, waiting, reader, waiting_log)
     first_id = json.loads(out1)["run_id"]
     second = json.loads(waiting.stdout.read())
     assert second["status"] == "completed" and second["run_id"] != first_id
@@ -230,6 +225,18 @@ def _times(held: Held, run_id: str) -> tuple:
     return found
 
 
+def _release_both(held: Held, first: subprocess.Popen[str], second: subprocess.Popen[str],
+                  reader: threading.Thread, lines: list[str]) -> str:  # fmt: skip
+    """Release the holder, let both runs end, assert both succeeded; the holder's stdout."""
+    held.release.write_text("go")
+    code1, out1, err1 = _done(first)
+    second.wait(timeout=180)
+    reader.join(timeout=30)
+    assert code1 == 0, err1[-3000:]
+    assert second.returncode == 0, "".join(lines)[-3000:]
+    return out1
+
+
 def _reading(proc: subprocess.Popen[str]) -> tuple[list[str], threading.Thread]:
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")))
@@ -249,12 +256,7 @@ def test_a_run_waiting_for_the_lease_is_not_running_and_its_wait_is_not_run_time
     _until(lambda: any("waiting for 'held'" in line for line in lines), waiting, "the wait")
     holder = _running(held)
     assert len(holder) == 1, holder  # the waiter wrote no row yet: one running run
-    held.release.write_text("go")
-    code1, out1, err1 = _done(first)
-    waiting.wait(timeout=180)
-    reader.join(timeout=30)
-    assert code1 == 0, err1[-3000:]
-    assert waiting.returncode == 0, "".join(lines)[-3000:]
+    out1 = _release_both(held, first, waiting, reader, lines)
     first_id, second_id = json.loads(out1)["run_id"], json.loads(waiting.stdout.read())["run_id"]
     assert holder == [first_id]
     first_done = _times(held, first_id)[2]
@@ -335,12 +337,7 @@ def test_a_chunk_task_waiting_for_a_plain_run_records_its_wait(
         raise AssertionError("".join(lines)[-3000:]) from exc
     holder = _running(held)
     assert len(holder) == 1, holder
-    held.release.write_text("go")
-    code1, out1, err1 = _done(first)
-    chunk.wait(timeout=180)
-    reader.join(timeout=30)
-    assert code1 == 0, err1[-3000:]
-    assert chunk.returncode == 0, "".join(lines)[-3000:]
+    out1 = _release_both(held, first, chunk, reader, lines)
     assert chunk.stdout.read().strip() == "completed"
     first_id = json.loads(out1)["run_id"]
     assert holder == [first_id]
