@@ -60,9 +60,9 @@ def init(
         typer.Option(
             "--destination",
             "-d",
-            help="The project's default_destination (dlt's engine name, e.g. postgres); its "
-            "adapter's files go into .gitignore. Default: an installed adapter that keeps its "
-            "database in the project (duckdb).",
+            help="The project's default_destination (dlt's engine name); its adapter's files "
+            "go into .gitignore. Default: the first installed adapter that keeps its database "
+            "in the project.",
         ),
     ] = None,
 ) -> None:

@@ -75,8 +75,9 @@ def check_destination_name(name: str) -> str:
     """``--destination`` names an engine the way dlt does: a lower-case identifier."""
     if not name.isidentifier() or name != name.lower():
         raise UsageError(
-            f"--destination {name!r} is not a destination name: use dlt's engine name, such as "
-            f"duckdb, postgres or bigquery."
+            f"--destination {name!r} is not a destination name: use dlt's name for the engine "
+            f"(lower-case letters, digits and underscores; `dlt-ops plugins list` shows the "
+            f"installed adapters)."
         )
     return name
 
