@@ -187,12 +187,10 @@ def test_a_call_that_raises_raises_in_the_caller() -> None:
 
 
 def test_a_lifecycle_observer_that_never_returns_does_not_stall_the_run(
-    project, templates, never, monkeypatch
+    project, templates, never
 ) -> None:  # noqa: ANN001
-    from dlt_ops.runner import lifecycle
-
-    monkeypatch.setattr(lifecycle, "OBSERVER_TIMEOUT_S", 0.2)  # the default is 30 s
-    root = project(CONFIG.format(top=""), {"events_src": templates["events"]})
+    top = "[dlt_ops.lifecycle]\ncall_timeout_s = 0.2"  # the default is 30 s
+    root = project(CONFIG.format(top=top), {"events_src": templates["events"]})
     module = types.ModuleType("hanging_observer")
 
     @hookimpl

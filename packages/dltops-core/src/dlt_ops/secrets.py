@@ -20,6 +20,8 @@ from dlt_ops.errors import (
 from dlt_ops.plugins.kinds import Kind
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from dlt_ops.config import ProjectConfig, SourceConfig
     from dlt_ops.plugins import PluginRegistry
 
@@ -101,8 +103,8 @@ def engage_secrets(config: ProjectConfig, registry: PluginRegistry, source: str)
     """
     from dlt_ops.config.secret_values import harvest_project_secrets, watch_dlt_secrets
 
-    _, backend = resolve_secret_backend(config, registry, source)
-    backend.prepare(config, source)
+    name, backend = resolve_secret_backend(config, registry, source)
+    _bounded(config, name, "prepare", backend.prepare, source)
     harvest_project_secrets(config.root, config.raw)
     watch_dlt_secrets()
     return backend
@@ -115,7 +117,42 @@ def engage_destination_secrets(
     destination session of the run opens (the lease, the ledger's start row). A backend opts in
     with a ``prepare_destination(config, source)`` method (the ``airflow`` backend fetches an
     Airflow Connection there); the others are left alone."""
-    _, backend = resolve_secret_backend(config, registry, source)
+    name, backend = resolve_secret_backend(config, registry, source)
     prepare = getattr(backend, "prepare_destination", None)
     if prepare is not None:
-        prepare(config, source)
+        _bounded(config, name, "prepare_destination", prepare, source)
+
+
+def secret_call_timeout(config: ProjectConfig, name: str) -> float:
+    """Backend ``name``'s bound, ``[dlt_ops.secret_backend.<name>] call_timeout_s`` (default
+    30 s; a bad value is a ``ConfigError``)."""
+    from dlt_ops.plugins.bound import sink_call_timeout
+
+    return sink_call_timeout(config.secret_backend, "secret_backend", name)
+
+
+def _bounded(
+    config: ProjectConfig,
+    name: str,
+    call: str,
+    fn: Callable[[ProjectConfig, str], None],
+    source: str,
+) -> None:
+    """``fn(config, source)`` waited for at most the backend's bound. A backend that does not
+    answer fails the run (the source's secrets are not there: going on would run it without
+    them), with the bound in the error; the built-in ``dlt`` backend reads local files only."""
+    from dlt_ops.errors import PluginTimeoutError
+    from dlt_ops.plugins.bound import Bound
+
+    if name == DEFAULT_SECRET_BACKEND:
+        fn(config, source)
+        return
+    seconds = secret_call_timeout(config, name)
+    try:
+        Bound(f"secret_backend '{name}'", seconds).read(call, fn, config, source)
+    except PluginTimeoutError as exc:
+        raise SecretBackendError(
+            f"secret backend '{name}' did not answer {call} for source '{source}' within "
+            f"{seconds:g}s, so its secrets are not available; the run stops here. Fix the "
+            f"backend or raise [dlt_ops.secret_backend.{name}] call_timeout_s."
+        ) from exc

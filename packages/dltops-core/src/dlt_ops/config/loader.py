@@ -90,6 +90,10 @@ class ProjectConfig:
     alert_sink: Mapping[str, Any] = field(default_factory=dict)
     ledger_sinks: tuple[str, ...] = ("destination",)
     ledger_sink: Mapping[str, Any] = field(default_factory=dict)
+    #: ``[dlt_ops.secret_backend.<name>]`` / ``[dlt_ops.lifecycle.<name>]``: per-plugin options
+    #: (``call_timeout_s``, the bound on each call a run makes into it)
+    secret_backend: Mapping[str, Any] = field(default_factory=dict)
+    lifecycle: Mapping[str, Any] = field(default_factory=dict)
     derived_adapters: tuple[str, ...] = ()
     connect_timeout: float = 10.0
     heartbeat_seconds: float = 30.0

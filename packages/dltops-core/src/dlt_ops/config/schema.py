@@ -97,6 +97,8 @@ PROJECT_KEYS: Mapping[str, KeySpec] = {
     "alert_sink": KeySpec("a table of sink options", _is_table, {}),
     "ledger_sinks": KeySpec("a list of strings", _is_str_list, ["destination"]),
     "ledger_sink": KeySpec("a table of sink options", _is_table, {}),
+    "secret_backend": KeySpec("a table of secret backend options", _is_table, {}),
+    "lifecycle": KeySpec("a table of lifecycle plugin options", _is_table, {}),
     "derived_adapters": KeySpec("a list of strings", _is_str_list, []),
     "connect_timeout": KeySpec("a positive number of seconds", _is_pos_number, 10.0),
     "heartbeat_seconds": KeySpec("a positive number of seconds", _is_pos_number, 30.0),

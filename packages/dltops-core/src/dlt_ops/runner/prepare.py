@@ -10,6 +10,7 @@ error (exit 2).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 from dlt_ops.adapters import check_identifier
@@ -117,11 +118,14 @@ def _ask_each_to_prepare(registry: PluginRegistry, prepared: PreparedRun) -> Non
     every refusal before the start row does. A ``DltOpsError`` keeps its own words; anything
     else is named with the plugin that raised it."""
     from dlt_ops.errors import DltOpsError, RunRefusedError
-    from dlt_ops.runner.lifecycle import one_by_one
+    from dlt_ops.plugins.bound import Bound
+    from dlt_ops.runner.lifecycle import lifecycle_call_timeout, one_by_one
 
+    seconds = lifecycle_call_timeout(prepared.config)
     for plugin, call in one_by_one(registry, "dlt_ops_prepare_run"):
-        try:
-            call(prepared=prepared)
+        try:  # a check that never answers refuses the run: it may be the guard that would
+            label = f"lifecycle '{_plugin_label(plugin)}'"
+            Bound(label, seconds).read("dlt_ops_prepare_run", partial(call, prepared=prepared))
         except DltOpsError as exc:
             exc.exit_code = 2  # nothing was written: a refusal, not a failed run
             raise
