@@ -127,3 +127,75 @@ def test_project_functions_of_0_1(project, templates, cli) -> None:  # noqa: ANN
     assert not any(f.is_warning for f in strict)
     with pytest.raises(TypeError, match="validation_rule plugin"):
         dlt_ops.validate_sources(root, validators=[lambda ctx: []])
+
+
+def test_dir_of_dlt_ops_lists_the_lazy_names_without_importing_them() -> None:
+    code = (
+        "import sys, dlt_ops\n"
+        "listed = set(dir(dlt_ops))\n"
+        f"print(sorted(set({NAMES_0_1!r}) - listed), 'dlt' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]", "False"]
+
+
+def test_0_1_value_objects_build_with_0_1_keywords() -> None:
+    from dlt_ops import Schedule, SourceConfig, ValidationError
+
+    plain = SourceConfig(schedule=Schedule.DAILY)
+    assert (plain.name, plain.schedule, plain.dataset) == ("", Schedule.DAILY, None)
+    assert not plain.is_schema_contract_evolve
+    assert SourceConfig(
+        schema_contract_evolve_reason="  vendor adds columns "
+    ).is_schema_contract_evolve
+    assert not SourceConfig(schema_contract_evolve_reason=" \t").is_schema_contract_evolve
+    finding = ValidationError(source_name="orders", field="schedule", message="m", is_warning=True)
+    assert finding == ValidationError("orders", "schedule", "m", True)
+    assert (finding.source, finding.source_name) == ("orders", "orders")
+    with pytest.raises(TypeError, match="exactly one"):
+        ValidationError(source="a", source_name="b", field="f", message="m")
+    with pytest.raises(ValueError, match="Invalid schedule '@yearly'"):
+        Schedule.from_string("@yearly")
+
+
+def test_discovered_sources_answer_to_0_1_attribute_names(project, templates) -> None:  # noqa: ANN001
+    import dlt_ops
+
+    root = project(CONFIG, {"events_src": templates["events"]})
+    info = dlt_ops.discover_sources(root)["events_src"]
+    assert info.pipeline_name == info.pipeline and info.pipeline_name
+    assert info.path == info.module_path and info.path.is_file()
+    assert info.resources == info.static_resources == ("events",)
+
+
+def test_0_1_wordings_scripts_look_for(project, templates, cli) -> None:  # noqa: ANN001
+    from dlt_ops import with_checkpoints
+    from dlt_ops.errors import DestinationCapabilityError
+
+    with pytest.raises(ValueError, match="frequency must be positive"):
+        with_checkpoints(cursor_field="ts", frequency=0)
+    with pytest.raises(ValueError, match="cleanup_days must be non-negative"):
+        with_checkpoints(cursor_field="ts", cleanup_days=-1)
+    refused = DestinationCapabilityError("filesystem", ["backfill"], ["backfill"], [])
+    assert "feature(s): backfill (chunk state in _dlt_backfills)." in str(refused)
+    root = project(CONFIG, {"events_src": templates["events"]})
+    bare = cli("checkpoints", "list", cwd=root)
+    assert bare.returncode == 2
+    assert "Missing option '--pipeline NAME'" in bare.stderr
+    ran = cli("pipeline", "run", "-s", "events_src", "-y", cwd=root)
+    assert ran.returncode == 0, ran.stderr
+    local = cli("pipeline", "clean", "-s", "events_src", "--local-only", "-y", cwd=root)
+    assert local.returncode == 0, local.stderr
+    assert "✓ Cleanup complete: 'events_src'" in local.stdout
+
+
+def test_reconcile_on_a_core_tier_destination_says_so(project, templates, cli) -> None:  # noqa: ANN001
+    config = CONFIG.replace('"duckdb"', '"filesystem"')
+    root = project(config, {"events_src": templates["events"]})
+    env = {"DESTINATION__FILESYSTEM__BUCKET_URL": str(root / "bucket")}
+    done = cli("pipeline", "reconcile", "-s", "events_src", cwd=root, env=env)
+    assert done.returncode == 1, done.stderr
+    assert "has no DestinationAdapter (core tier): reconcile keeps its drift state" in (
+        done.stdout + done.stderr
+    )

@@ -74,3 +74,8 @@ def __getattr__(name: str) -> Any:
     value = getattr(import_module(module), attribute)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The lazy names too, so ``dir(dlt_ops)`` and completion list the whole API (0.1 did)."""
+    return sorted(set(globals()) | set(__all__))

@@ -361,6 +361,10 @@ class AdapterCapabilityError(PreflightError):
     """The registered adapter is incomplete (missing protocol members)."""
 
 
+#: What a gated feature keeps at the destination, where 0.1's refusal said so (its wording).
+_GATED_DETAIL = {"backfill": "backfill (chunk state in _dlt_backfills)"}
+
+
 class DestinationCapabilityError(PreflightError):
     """The destination has no adapter but the run engages adapter-gated features."""
 
@@ -372,9 +376,10 @@ class DestinationCapabilityError(PreflightError):
         registered: Sequence[str],
     ) -> None:
         self.destination, self.engaged = destination, tuple(engaged)
+        named = ", ".join(_GATED_DETAIL.get(f, f) for f in engaged)
         super().__init__(
             f"destination '{destination}' has no registered DestinationAdapter (core tier), but "
-            f"this run engages adapter-gated feature(s): {', '.join(engaged)}. Features gated "
+            f"this run engages adapter-gated feature(s): {named}. Features gated "
             f"on an adapter: {', '.join(gated)}. Registered adapters: "
             f"{', '.join(registered) or 'none'}. Fix: install a dlt-ops adapter package for "
             f"'{destination}' if one exists, or opt in to a derived adapter built from dlt's "

@@ -177,9 +177,13 @@ def with_checkpoints(
     if not isinstance(cursor_field, str) or not cursor_field:
         raise ValueError("with_checkpoints: cursor_field must be a non-empty string")
     if isinstance(frequency, bool) or not isinstance(frequency, int) or frequency <= 0:
-        raise ValueError(f"with_checkpoints: frequency must be a positive int, got {frequency!r}")
+        raise ValueError(
+            f"with_checkpoints: frequency must be positive (an int), got {frequency!r}"
+        )
     if isinstance(cleanup_days, bool) or not isinstance(cleanup_days, int) or cleanup_days < 0:
-        raise ValueError(f"with_checkpoints: cleanup_days must be an int >= 0: {cleanup_days!r}")
+        raise ValueError(
+            f"with_checkpoints: cleanup_days must be non-negative (an int), got {cleanup_days!r}"
+        )
     if not isinstance(offset_seconds, int | float) or offset_seconds < 0:
         raise ValueError(f"with_checkpoints: offset_seconds must be >= 0, got {offset_seconds!r}")
     if value_parser is not None and not callable(value_parser):

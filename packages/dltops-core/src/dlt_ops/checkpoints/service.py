@@ -43,7 +43,9 @@ def resolve_pipeline(
     from dlt_ops.project.discovery import discover
 
     if not pipeline_name and not source:
-        raise UsageError("name the checkpoints' pipeline: --pipeline NAME or --source NAME.")
+        raise UsageError(
+            "Missing option '--pipeline NAME' or '--source NAME': the checkpoints' pipeline."
+        )
     config = load_project_config(find_project_root(root))
     known = sorted(set(discover(config.root).sources) | set(config.sources))
     if source is not None:

@@ -98,5 +98,6 @@ def clean(
         typer.echo(json.dumps({"dry_run": False, "plan": plan.as_json(),
                                "audit": record.as_json()}, indent=2))  # fmt: skip
     else:
-        typer.echo(f"✓ clean of '{source}' complete (audit row {record.run_id}): "
+        # "Cleanup complete" is 0.1's wording, kept for scripts that look for it
+        typer.echo(f"✓ Cleanup complete: '{source}' (audit row {record.run_id}): "
                    f"{record.error_summary}")  # fmt: skip

@@ -38,9 +38,11 @@ class ConfigWarning:
 
 @dataclass(frozen=True)
 class SourceConfig:
-    """``[sources.<name>.dlt_ops]`` with defaults applied."""
+    """``[sources.<name>.dlt_ops]`` with defaults applied. ``name`` is the source; built by
+    hand (as dlt-ops 0.1's ``SourceConfig(schedule=...)``, which had no name) it may be left
+    out."""
 
-    name: str
+    name: str = ""
     schedule: str | None = None
     #: the IANA zone the schedule is evaluated in (an inline ``cron:... <zone>`` wins)
     timezone: str | None = None
@@ -65,6 +67,12 @@ class SourceConfig:
     #: a file dlt's filesystem readers cannot parse: "fail" the run, "skip" or "quarantine" it
     on_bad_file: str = "fail"
     has_section: bool = False
+
+    @property
+    def is_schema_contract_evolve(self) -> bool:
+        """Whether a non-blank ``schema_contract_evolve_reason`` lets the schema evolve."""
+        reason = self.schema_contract_evolve_reason
+        return isinstance(reason, str) and bool(reason.strip())
 
     @property
     def schedule_valid(self) -> bool:

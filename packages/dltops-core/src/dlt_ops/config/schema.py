@@ -41,7 +41,7 @@ class Schedule(StrEnum):
             return cls(value.strip())
         except ValueError:
             valid = ", ".join(m.value for m in cls)
-            raise ValueError(f"invalid schedule {value!r}; valid: {valid}") from None
+            raise ValueError(f"Invalid schedule {value!r}; valid: {valid}") from None
 
 
 @dataclass(frozen=True)

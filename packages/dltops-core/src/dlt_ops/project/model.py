@@ -129,6 +129,22 @@ class SourceInfo:
         """The ``[sources.<section>]`` this source reads: its name."""
         return self.name
 
+    # dlt-ops 0.1's names for three fields (docs/migrating-from-0.1.md)
+    @property
+    def pipeline_name(self) -> str:
+        """``pipeline``: the pipeline directory the source lives in."""
+        return self.pipeline
+
+    @property
+    def path(self) -> Path:
+        """``module_path``: the source module's file."""
+        return self.module_path
+
+    @property
+    def resources(self) -> tuple[str, ...]:
+        """``static_resources``: the resource names read from the module without importing it."""
+        return self.static_resources
+
 
 @dataclass(frozen=True)
 class UnloadableModule:

@@ -209,9 +209,9 @@ def reconcile_source(
     where = resolve_target(registry, config, name, request.dataset)
     if not where.has_adapter:
         raise ReconcileError(
-            f"destination '{where.engine}' has no DestinationAdapter: reconcile keeps its drift "
-            f"state in {where.dataset}._dlt_ops_drift and needs one. Install the engine's "
-            f"adapter package, or list the engine in [dlt_ops] derived_adapters."
+            f"destination '{where.engine}' has no DestinationAdapter (core tier): reconcile "
+            f"keeps its drift state in {where.dataset}._dlt_ops_drift and needs one. Install "
+            f"the engine's adapter package, or list the engine in [dlt_ops] derived_adapters."
         )
     adapter = load_adapter(registry, where.engine)
     with project_environment(config.root):

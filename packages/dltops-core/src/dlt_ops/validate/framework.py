@@ -33,6 +33,25 @@ class Finding:
     rule: str | None = None
     exempt_by: tuple[str, ...] = ()
 
+    def __init__(  # noqa: PLR0913 - the dataclass's fields, plus 0.1's spelling of ``source``
+        self,
+        source: str | None = None,
+        field: str = "",
+        message: str = "",
+        is_warning: bool = False,
+        rule: str | None = None,
+        exempt_by: tuple[str, ...] = (),
+        *,
+        source_name: str | None = None,
+    ) -> None:
+        """``source_name=`` is dlt-ops 0.1's ``ValidationError(source_name=...)``."""
+        if (source is None) == (source_name is None):
+            raise TypeError("Finding() takes source (or 0.1's source_name), exactly one")
+        values = (source if source is not None else source_name, field, message, is_warning,
+                  rule, tuple(exempt_by))  # fmt: skip
+        for name, value in zip(_FINDING_FIELDS, values, strict=True):
+            object.__setattr__(self, name, value)
+
     @property
     def source_name(self) -> str:
         """``source`` under dlt-ops 0.1's name (its ``ValidationError.source_name``)."""
@@ -47,6 +66,9 @@ class Finding:
             "is_warning": self.is_warning,
             "rule": self.rule,
         }
+
+
+_FINDING_FIELDS = ("source", "field", "message", "is_warning", "rule", "exempt_by")
 
 
 @runtime_checkable
