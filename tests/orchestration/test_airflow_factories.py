@@ -82,6 +82,28 @@ window = {"from_": "2026-01-01T00:00:00Z", "to": "2026-01-02T00:00:00Z", "chunk"
 out["backfill_unknown"] = error(lambda: build_backfill_dag(root, "nope", **window))
 out["backfill_pool_typo"] = error(lambda: build_backfill_dag(root, "feed", **window,
                                                              pools={"fed": "x"}))
+
+# a task's own parse of the DAG file (what Airflow's task runner does first) scans nothing
+import dlt_ops.project.discovery as discovery
+from airflow.sdk.definitions._internal.dag_parsing_context import (
+    _airflow_parsing_context_manager,
+)
+
+scans = []
+_discover = discovery.discover
+discovery.discover = lambda path: scans.append(path) or _discover(path)
+pooled = {**window, "dag_id": "bf_ctx", "pools": {"feed": "bf_pool", "orders": "orders_pool"}}
+
+
+def facts(dag):
+    return {t: task_facts(dag, t) for t in sorted(dag.task_ids)}
+
+
+parsed = facts(build_backfill_dag(root, "feed", **pooled))
+with _airflow_parsing_context_manager(dag_id="bf_ctx", task_id="run_chunk"):
+    in_task = facts(build_backfill_dag(root, "feed", **pooled))
+out["task_parse"] = {"scans": len(scans), "same": parsed == in_task, "parsed": parsed}
+discovery.discover = _discover
 print(json.dumps(out))
 """
 
@@ -123,6 +145,11 @@ def test_factory_options_reach_airflow(airflow_home: Any, tmp_path: Path) -> Non
     # the source is checked at parse time; a project-wide pools mapping is fine, a typo is not
     assert out["backfill_unknown"].startswith("UnknownSourceError: unknown source 'nope'")
     assert out["backfill_pool_typo"].startswith("UnknownSourceError: unknown source 'fed'")
+    # the dag-processor's parse scans the project once; a task's parse builds the same DAG
+    # (tasks, pools, retries) without scanning it again (issue 38)
+    task_parse = out["task_parse"]
+    assert (task_parse["scans"], task_parse["same"]) == (1, True)
+    assert task_parse["parsed"]["run_chunk"]["pool"] == "bf_pool"
 
 
 CONN_CONFIG = """

@@ -24,6 +24,7 @@ from dlt_ops.runner.model import OrchestratorRun
 
 if TYPE_CHECKING:
     from dlt_ops.backfill.plan import BackfillPlan
+    from dlt_ops.backfill.state import BackfillState, ChunkRow
     from dlt_ops.config import ProjectConfig
     from dlt_ops.ledger import RunRecord
     from dlt_ops.plugins import PluginRegistry
@@ -132,17 +133,20 @@ def run_backfill_chunk(
     lease: str = "10m",
     trigger_source: str = "backfill",
     orchestrator: OrchestratorRun | None = None,
+    seeded: bool = False,
 ) -> str:
     """Claim chunk ``index`` of the plan through ``_dlt_backfills`` and run it; returns the
     chunk's status afterwards (``completed``, or ``claimed``/``running`` when another worker
     holds it). Raises :class:`ChunkFailedError` when its run failed (a retry resumes it).
     ``trigger_source`` names the orchestrator in the chunk's ledger row; the row's ``run_id``
     stays the chunk's deterministic id whoever runs it, and ``orchestrator`` names the run
-    and try that ran it. :func:`run_backfill_chunk_outcome` also says whether this call ran
-    the chunk."""
+    and try that ran it. ``seeded``: a :func:`seed_backfill` of this plan ran before (an
+    orchestrator's seed task), so the call reads the plan's rows once instead of seeding them
+    again (a chunk without a row is still seeded). :func:`run_backfill_chunk_outcome` also
+    says whether this call ran the chunk."""
     return run_backfill_chunk_outcome(
         project_root, source, from_, to, chunk, index, resources=resources, dataset=dataset,
-        lease=lease, trigger_source=trigger_source, orchestrator=orchestrator,
+        lease=lease, trigger_source=trigger_source, orchestrator=orchestrator, seeded=seeded,
     ).status  # fmt: skip
 
 
@@ -180,11 +184,17 @@ def run_backfill_chunk_outcome(
     lease: str = "10m",
     trigger_source: str = "backfill",
     orchestrator: OrchestratorRun | None = None,
+    seeded: bool = False,
 ) -> ChunkOutcome:
-    """:func:`run_backfill_chunk`, returning what the call did (see :class:`ChunkOutcome`)."""
+    """:func:`run_backfill_chunk`, returning what the call did (see :class:`ChunkOutcome`).
+
+    Claims still go through ``_dlt_backfills`` whatever ``seeded`` says: it only spares the
+    seed's statements (the table and dataset created, the plan read twice and verified), and
+    the row read back after a chunk this call completed or found completed."""
     from dlt_ops.backfill.executor import BackfillOptions, ChunkEvent, ChunkWorker
     from dlt_ops.backfill.plan import parse_lease
     from dlt_ops.backfill.service import check_source, new_token, open_state
+    from dlt_ops.backfill.state import ChunkStatus
     from dlt_ops.runner.pipeline import project_environment
 
     config, registry = _project(project_root)
@@ -197,7 +207,9 @@ def run_backfill_chunk_outcome(
     prepared = check_source(registry, config, plan, dataset)
     session, state = open_state(registry, config, prepared.where, new_token())
     with session, project_environment(config.root):
-        state.seed(plan, prepared.pipeline_name)  # a task run before (or without) the seed task
+        row = _seeded_row(state, plan, target.chunk_id, prepared.pipeline_name, seeded)
+        if row is not None and row.status == ChunkStatus.completed:  # completed is final
+            return ChunkOutcome("skipped", row.status, index, target.run_id, plan.backfill_id)
         events: list[str] = []
         seen: list[ChunkEvent] = []
 
@@ -207,19 +219,40 @@ def run_backfill_chunk_outcome(
 
         worker = ChunkWorker(registry, config, plan, state, options, note, prepared=prepared)
         ok = worker.run_one(target)
-        row = state.rows(plan.backfill_id).get(target.chunk_id)
+        last = next((e for e in reversed(seen) if e.kind in _OUTCOMES), None)
+        if last is not None and last.kind in ("completed", "skipped"):
+            status = ChunkStatus.completed.value  # what this call just wrote or read
+        else:
+            row = state.rows(plan.backfill_id).get(target.chunk_id)
+            status = str(row.status) if row is not None else "unknown"
     if not ok:
         raise ChunkFailedError(
             f"chunk {index}/{plan.total} of backfill {plan.backfill_id} failed: "
             f"{events[-1] if events else 'see the ledger'}"
         )
-    last = next((e for e in reversed(seen) if e.kind in _OUTCOMES), None)
     return ChunkOutcome(
-        outcome=_OUTCOMES[last.kind] if last else "unknown",
-        status=str(row.status) if row is not None else "unknown", index=index,
+        outcome=_OUTCOMES[last.kind] if last else "unknown", status=status, index=index,
         run_id=target.run_id, backfill_id=plan.backfill_id,
         records_loaded=last.records if last and last.kind == "completed" else None,
     )  # fmt: skip
+
+
+def _seeded_row(state: BackfillState, plan: BackfillPlan, chunk_id: str, pipeline_name: str,
+                seeded: bool) -> ChunkRow | None:  # fmt: skip
+    """The chunk's row before the claim: the plan seeded here (idempotent) unless the caller
+    seeded it; then one read, verified against the plan, and the seed only when the chunk
+    has no row (no seed task ran against this destination)."""
+    from dlt_ops.errors import BackfillStateError
+
+    if seeded:
+        try:
+            rows = state.rows(plan.backfill_id)
+        except BackfillStateError:  # no table yet: the seed below creates it
+            rows = {}
+        if chunk_id in rows:
+            state.verify(plan, rows.values())
+            return rows[chunk_id]
+    return state.seed(plan, pipeline_name).get(chunk_id)
 
 
 def check_backfill(

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from airflow.sdk import DAG, get_current_context, task
+from airflow.sdk import DAG, get_current_context, get_parsing_context, task
 from airflow.sdk.exceptions import AirflowSkipException
 
 from dlt_ops.airflow.pools import (
@@ -245,9 +245,10 @@ def _chunk(project_root: str, source: str, from_: str, to: str, chunk: str,
     ``records_loaded`` (when this task ran it)."""
     from dlt_ops.orchestration import run_backfill_chunk_outcome
 
+    # the DAG's seed task seeded the plan (this task maps over its result): no re-seed
     return run_backfill_chunk_outcome(
         project_root, source, from_, to, chunk, index, dataset=dataset, lease=lease,
-        orchestrator=_orchestrator_run(),
+        orchestrator=_orchestrator_run(), seeded=True,
     ).as_dict()  # fmt: skip
 
 
@@ -256,6 +257,23 @@ def _check(project_root: str, source: str, from_: str, to: str, chunk: str,
     from dlt_ops.orchestration import check_backfill
 
     return check_backfill(project_root, source, from_, to, chunk, dataset=dataset)
+
+
+def _backfill_pool(root: str, source: str, pools: Pools, pool: str | None) -> str:
+    """The chunk tasks' pool. As ``build_schedule_dags(sources=)``, an unknown source fails
+    the parse, and one pools mapping for the whole project serves both factories (a typo in
+    it still fails): checked against the project's sources where Airflow parses DAG files.
+    A task's own parse of the file (Airflow's parsing context names its DAG) builds the same
+    DAG without scanning the project again: the dag-processor's parse checked it."""
+    if get_parsing_context().dag_id is None:
+        from dlt_ops.project.discovery import discover
+
+        known = sorted(discover(Path(root)).sources)
+        select_sources(known, [source])
+        return source_pools(known, pools, pool)[source]
+    mine = pools if pools is None or isinstance(pools, str) else {
+        name: value for name, value in pools.items() if name == source}  # fmt: skip
+    return source_pools([source], mine, pool)[source]
 
 
 def build_backfill_dag(
@@ -290,16 +308,10 @@ def build_backfill_dag(
     def iso(value: datetime | str) -> str:
         return value.isoformat() if isinstance(value, datetime) else value
 
-    from dlt_ops.project.discovery import discover
-
     start, end = iso(from_), iso(to)
     plan = BackfillPlan.build(source, start, end, chunk)  # usage errors at parse time
     root = str(Path(project_root).resolve())
-    # as build_schedule_dags(sources=): an unknown source fails the parse, and one pools
-    # mapping for the whole project serves both factories (a typo in it still fails)
-    known = sorted(discover(Path(root)).sources)
-    select_sources(known, [source])
-    chunk_pool = source_pools(known, pools, pool)[source]
+    chunk_pool = _backfill_pool(root, source, pools, pool)
     guarded = [chunk_pool] if chunk_pool != DEFAULT_POOL and check_pools_exist else None
     defaults = {"dag_id": dag_id or f"dlt_backfill_{source}_{plan.backfill_id}",
                 "schedule": None, "start_date": DEFAULT_START, "catchup": False,
