@@ -165,8 +165,6 @@ class ChunkWorker:
             if not claim:
                 self._not_ours(chunk)
                 return True
-            if claim.reason is not None:  # the killed attempt's ledger row: closed, not reused
-                self._close_dead_attempt(chunk, claim.reason)
             with keeper.holding(bid, cid):
                 try:
                     self.state.mark_running(bid, cid)
@@ -174,9 +172,12 @@ class ChunkWorker:
                     self._emit("lost", chunk, attempt=attempt)
                     return True
                 self._emit("running", chunk, attempt=attempt)
-                outcome = self._execute(chunk)
+                # a reclaimed chunk's killed attempt keeps its own ledger row: the run closes it
+                outcome = self._execute(chunk, reclaimed=claim.reason)
             if outcome.ok:
                 records = outcome.record.records_loaded
+                if records is not None:  # what a killed attempt's committed load booked, too
+                    records += outcome.booked_earlier
                 try:
                     self.state.mark_completed(bid, cid, records)
                 except LeaseLostError as exc:
@@ -195,19 +196,7 @@ class ChunkWorker:
     def _working_dir(self, chunk: Chunk) -> Path:
         return self.plan.working_dir(self.config.root, self.state.session.dataset, chunk)
 
-    def _close_dead_attempt(self, chunk: Chunk, reason: str) -> None:
-        from dlt_ops.backfill.attempts import close_abandoned_attempts
-        from dlt_ops.target import resolve_target
-
-        where = (self.prepared.target if self.prepared is not None else
-                 resolve_target(self.registry, self.config, self.plan.source,
-                                self.options.dataset))  # fmt: skip
-        close_abandoned_attempts(
-            self.registry, self.config, self.state, where, source=self.plan.source,
-            run_id=chunk.run_id, backfill_id=self.plan.backfill_id, reason=reason,
-        )  # fmt: skip
-
-    def _execute(self, chunk: Chunk) -> RunOutcome:
+    def _execute(self, chunk: Chunk, *, reclaimed: str | None = None) -> RunOutcome:
         """One chunk run through the runner; Ctrl-C demotes the chunk to ``failed`` first."""
         from dlt_ops.runner.run import RunRequest, execute_run
 
@@ -223,6 +212,7 @@ class ChunkWorker:
             working_dir=self._working_dir(chunk),
             seed_state_from=self._seed,
             load_guard=self.lock.hold,
+            reclaimed=reclaimed,
         )
         try:
             return execute_run(self.registry, self.config, request, prepared=self.prepared)

@@ -7,7 +7,9 @@ could be written) leaves its row ``running``. Two moments prove such a row dead:
   only meaningful on the host that wrote them, so rows of other hosts are left to ``status``'s
   ``abandoned?`` (heartbeat) view;
 * a later run **loads the dead run's pending load package**: the dead run can no longer be
-  loading it.
+  loading it;
+* a backfill worker **reclaims the run's chunk** (its holder's lease expired or its process is
+  gone, ``BackfillState.claim``): the chunk's earlier attempts, on any host, are dead.
 
 The row is then finished as ``failed`` with an ``abandoned: ...`` reason naming what found it
 — or, when its load had committed before it died, as ``completed`` with the rows it loaded and
@@ -136,3 +138,48 @@ def close_runs_by_id(
         return out
 
     return close_rows(sinks, rows, lambda r: reasons[r.run_id])
+
+
+def _earlier_attempt(record: RunRecord, attempt: RunRecord) -> bool:
+    """``record`` is another attempt of ``attempt``'s run: same run id, source and backfill."""
+    return (record.run_id, record.source_section, record.backfill_id) == (
+        attempt.run_id, attempt.source_section, attempt.backfill_id,
+    ) and record.started_at != attempt.started_at  # fmt: skip
+
+
+def close_dead_attempts(
+    sinks: Sequence[tuple[str, LedgerSink]],
+    attempt: RunRecord,
+    why: str,
+    landed: Callable[[str], int | None] | None = None,
+) -> list[RunRecord]:
+    """Close the ``running`` rows of ``attempt``'s earlier attempts (a reclaimed backfill chunk:
+    ``why`` is the claim's reason), naming the attempt that closed them (``landed``: see
+    :func:`close_rows`)."""
+
+    def rows(reader: RunReader) -> list[RunRecord]:
+        return [r for r in reader.read_run(attempt.run_id) if _earlier_attempt(r, attempt)]
+
+    started = f"{attempt.started_at:%Y-%m-%d %H:%M:%S} UTC"
+    return close_rows(
+        sinks, rows, lambda r: f"{why} (closed by run {attempt.run_id}, attempt of {started})",
+        landed,
+    )  # fmt: skip
+
+
+def booked_by_earlier_attempts(
+    sinks: Sequence[tuple[str, LedgerSink]], attempt: RunRecord
+) -> int | None:
+    """Rows booked on ``attempt``'s earlier ``completed`` attempts (their load committed: the
+    run's work is done), from the first sink that can tell; ``None`` when none completed."""
+    for name, sink in sinks:
+        if not isinstance(sink, RunReader):
+            continue
+        try:
+            done = [r for r in sink.read_run(attempt.run_id) if _earlier_attempt(r, attempt)
+                    and r.status == RunStatus.completed]  # fmt: skip
+        except Exception as exc:  # unknown: the caller goes on as if none completed
+            log.warning("ledger.attempts_unreadable", sink=name, error=redact(str(exc))[:300])
+            continue
+        return sum(r.records_loaded or 0 for r in done) if done else None
+    return None

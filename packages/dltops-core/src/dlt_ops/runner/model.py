@@ -94,6 +94,9 @@ class RunRequest:
     #: ``backfill --seed-cursor``: the window the backfill covered; before extracting, each
     #: selected incremental's stored cursor moves forward to its end (``runner/seed_cursor.py``)
     seed_cursor: Window | None = None
+    #: A backfill chunk reclaimed from a dead holder (the claim's reason): its earlier attempts'
+    #: ``running`` rows are dead, and this run closes them (``ledger/abandoned.py``).
+    reclaimed: str | None = None
 
 
 @dataclass
@@ -115,6 +118,9 @@ class RunState:
     #: Pending packages found committed (in ``_dlt_loads``) before the run and booked by it:
     #: their run had ended without booking them.
     settled: list[str] = field(default_factory=list)
+    #: Rows the run's earlier ``completed`` attempts booked (a reclaimed backfill chunk whose
+    #: load had committed): the window is loaded, this attempt loads and books none of it.
+    booked_earlier: int | None = None
     #: Checkpointed resources that resumed from a checkpoint, with the span they skipped
     #: (``dlt_ops.ledger.resumes.Resume``), booked on the ledger row and the receipt.
     resumes: list[Resume] = field(default_factory=list)
@@ -169,6 +175,8 @@ class RunOutcome:
     pipeline: Pipeline | None = None
     gates: tuple[ExtractGate, ...] = ()
     reports: list[str] = field(default_factory=list)
+    #: Rows booked on earlier attempts of the run (see ``RunState.booked_earlier``).
+    booked_earlier: int = 0
 
     @property
     def ok(self) -> bool:

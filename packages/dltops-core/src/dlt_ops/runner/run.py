@@ -31,7 +31,12 @@ from dlt_ops.config import ProjectConfig
 from dlt_ops.destinations import ResolvedDestination, open_session
 from dlt_ops.errors import DltOpsError
 from dlt_ops.ledger import LedgerWriter, RunRecord, RunStatus, outbox, summarize_error
-from dlt_ops.ledger.abandoned import close_dead_runs_of, close_runs_by_id
+from dlt_ops.ledger.abandoned import (
+    booked_by_earlier_attempts,
+    close_dead_attempts,
+    close_dead_runs_of,
+    close_runs_by_id,
+)
 from dlt_ops.ledger.build import build_sinks
 from dlt_ops.ledger.resumes import ledger_text
 from dlt_ops.ledger.sinks import LedgerSink
@@ -286,7 +291,8 @@ def execute_run(
         writer.start(keep=True)
         with writer.borrowed() as ledger_sinks:
             work = (request.working_dir or working_base(config.root, where)) / where.pipeline_name
-            _close_dead_runs(ctx, ledger_sinks, work, ledger_session or session)
+            _close_dead_runs(ctx, ledger_sinks, work, ledger_session or session,
+                             attempt=writer.record, reclaimed=request.reclaimed)  # fmt: skip
         lifecycle.run_started(ctx, writer.record)
         try:
             if lease_failure is not None:  # the destination could not be asked: fail the row
@@ -324,6 +330,7 @@ def execute_run(
                 state.loaded.records_loaded if state.loaded else counts.records_loaded(trace)
             ),
             **({"error_summary": _noted(state, None, run_id)} if state.dropped else {}),
+            **({"note": _booked_earlier_note(state)} if state.booked_earlier is not None else {}),
             resumed_from=ledger_text(state.resumes),
             keep=ledger_session is not None,
         )
@@ -334,7 +341,7 @@ def execute_run(
             _close_inherited(writer, request.source, state.loaded.inherited)
         outcome = RunOutcome(
             record, state.phase, load_info=load_info, pipeline=state.pipeline,
-            gates=tuple(state.gates),
+            gates=tuple(state.gates), booked_earlier=state.booked_earlier or 0,
         )  # fmt: skip
         lifecycle.run_finished(ctx, outcome)
         if state.loaded:
@@ -381,14 +388,19 @@ def _close_dead_runs(
     sinks: list[tuple[str, LedgerSink]],
     work: Path,
     open_session: Callable[[], DestinationSession],
+    *,
+    attempt: RunRecord,
+    reclaimed: str | None = None,
 ) -> None:
-    """Close this source's rows whose process died on this host. A dead run whose load
-    committed is closed ``completed`` with what it landed — its pending packages that
-    ``_dlt_loads`` records are settled first — and noted in the state, so its receipt is
-    written from the same counts. Finishes an earlier run could not write (the outbox) go
-    first: such a row is over, with its own cause. A settled package whose run is not closed
-    here (that run ended: failed after its commit) is this run's to book, as dlt's load step
-    would have loaded it again."""
+    """Close this source's rows whose process died on this host, and (``reclaimed``: a
+    backfill chunk taken over from a dead holder, on any host) the chunk's earlier attempts. A
+    dead run whose load committed is closed ``completed`` with what it landed — its pending
+    packages that ``_dlt_loads`` records are settled first — and noted in the state, so its
+    receipt is written from the same counts; a reclaimed chunk whose earlier attempt completed
+    (closed so here, or it finished before it died) books nothing more. Finishes an earlier run
+    could not write (the outbox) go first: such a row is over, with its own cause. A settled
+    package whose run is not closed here (that run ended: failed after its commit) is this
+    run's to book, as dlt's load step would have loaded it again."""
     outbox.flush(ctx.config.root, sinks, ctx.source, dataset=ctx.target.dataset)
     settled = settle_committed(work, open_session if ctx.target.has_adapter else None)
     book = PackageBook(work)
@@ -401,10 +413,18 @@ def _close_dead_runs(
             landed[dead] = found
         return found.rows if found is not None else None
 
-    closed = close_dead_runs_of(sinks, ctx.source, closed_by=ctx.run_id, landed=rows_of)
+    closed = close_dead_attempts(sinks, attempt, reclaimed, rows_of) if reclaimed else []
+    closed += close_dead_runs_of(sinks, ctx.source, closed_by=ctx.run_id, landed=rows_of)
     ctx.state.closed_landed = [(r, landed[r.run_id].tables) for r in closed if r.run_id in landed]
     ctx.state.closed_landed += _booked_unreceipted(ctx, sinks, work)
     ctx.state.settled = [load_id for load_id, run in origins.items() if run not in landed]
+    if reclaimed:
+        ctx.state.booked_earlier = booked_by_earlier_attempts(sinks, attempt)
+
+
+def _booked_earlier_note(state: RunState) -> str:
+    return (f"the window was loaded by an earlier attempt of this run (its row books "
+            f"{state.booked_earlier} row(s)): not extracted, nothing booked here")  # fmt: skip
 
 
 def _booked_unreceipted(
@@ -524,9 +544,14 @@ def _execute(
     gates = [g for f in prepared.gate_factories if (g := f.gate(ctx, source)) is not None]
     base = request.working_dir or working_base(config.root, ctx.where)
     pipeline_dir = base / ctx.pipeline_name
-    # an earlier attempt of this backfill chunk whose load committed (then died or failed
-    # before its books): its window is loaded, extracting it again would load it twice
-    prior = rows_landed_by(pipeline_dir, ctx.run_id) if request.backfill_id else None
+    # an earlier attempt of this backfill chunk whose load committed: its window is loaded,
+    # extracting it again would load it twice. One that completed (closed so by this run, or
+    # it died after its finish) booked the rows on its row; one that failed after its commit
+    # left them to this attempt
+    done = request.backfill_id is not None and state.booked_earlier is not None
+    prior = rows_landed_by(pipeline_dir, ctx.run_id) if request.backfill_id and not done else None
+    if done:
+        prior = Landed(0, {})
     # a backfill chunk's working dir is its own: a package half-written there was left by a
     # killed attempt of this chunk (never loaded); the chunk re-extracts its window anyway
     drop = prior is None and (request.drop_pending or (
@@ -549,8 +574,12 @@ def _execute(
         source = gate.attach(source)
         state.gates.append(gate)
     if prior is not None:
-        log.warning("run.chunk_already_loaded", rows=prior.rows,
-                    reason="an earlier attempt's load committed: booked, not extracted again")
+        log.warning(
+            "run.chunk_already_loaded",
+            rows=prior.rows,
+            booked_earlier=state.booked_earlier,
+            reason="an earlier attempt's load committed: not extracted again",
+        )
         state.loaded = LoadedBooks(prior.rows, (), book, (), prior.tables)
         state.phase = RunPhase.done
         return None
