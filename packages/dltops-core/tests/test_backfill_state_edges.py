@@ -3,16 +3,33 @@ destination or a lost lease says, time zones read back, and re-seeding a damaged
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
 
-from dlt_ops.adapters import ConnectionTarget, DestinationSession, Statement
+from dlt_ops.adapters import (
+    Column,
+    ColumnType,
+    ConnectionTarget,
+    DestinationSession,
+    Statement,
+    TableSpec,
+)
 from dlt_ops.backfill.plan import BackfillPlan
-from dlt_ops.backfill.state import COLUMNS, BackfillState, ChunkRow
+from dlt_ops.backfill.state import (
+    _SEEDED,
+    BACKFILLS_TABLE,
+    CLAIM,
+    COLUMNS,
+    SEED,
+    TABLE_NAME,
+    BackfillState,
+    ChunkRow,
+)
 from dlt_ops.errors import BackfillStateError, LeaseLostError
 
 LEASE = timedelta(minutes=5)
@@ -213,3 +230,139 @@ def test_a_naive_timestamp_is_utc_not_local_time(monkeypatch: pytest.MonkeyPatch
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()
+
+
+class _Interleaved(DestinationSession):
+    """The real session, where another worker's step runs just before one statement (once):
+    the interleaving of a race, made deterministic. The step may raise what the engine would."""
+
+    def __init__(self, session: DestinationSession, stmt: Statement, step: Callable[[], None]):
+        super().__init__(session.adapter, session.client, session.dataset)
+        self._stmt, self._step = stmt, step
+
+    def execute(self, stmt: Statement, *params: Any) -> int:
+        if stmt is self._stmt and self._step is not None:
+            step, self._step = self._step, None
+            step()
+        return super().execute(stmt, *params)
+
+
+class _DroppingWrites(DestinationSession):
+    """A destination that acknowledges the seed's inserts and stores none of them."""
+
+    def execute(self, stmt: Statement, *params: Any) -> int:
+        return 0 if stmt is SEED else super().execute(stmt, *params)
+
+
+def test_a_seeder_that_loses_the_insert_race_keeps_the_winners_rows(
+    session: DestinationSession, plan: BackfillPlan
+) -> None:
+    bid = plan.backfill_id
+    insert = Statement(f"INSERT INTO {{_dlt_backfills}} ({_SEEDED}) VALUES ({', '.join('?' * 13)})")
+
+    def rival_commits_first() -> None:
+        winner = BackfillState(session, "h:2:b").seed(plan, "p")
+        row = winner["000000"]
+        # our insert then meets the rival's row on the unique key, as it would mid-statement
+        values = (row.chunk_from, row.chunk_to, row.backfill_from, row.backfill_to)
+        session.execute(insert, "p", "daily", None, bid, "000000", *values, "1d", "pending",
+                        row.run_id, 0)  # fmt: skip
+
+    state = BackfillState(_Interleaved(session, SEED, rival_commits_first), "h:1:a")
+    with capture_logs() as logs:
+        rows = state.seed(plan, "p")
+    assert list(rows) == ["000000", "000001"] and len(state.all_rows()) == 2
+    assert logs == [{"event": "backfill.seed_raced", "chunk_id": "000000", "log_level": "debug"}]
+
+
+def test_a_refused_seed_names_the_chunk_and_the_engines_error(
+    session: DestinationSession, plan: BackfillPlan
+) -> None:
+    # a table whose chunk_size is a number: the engine refuses every seeded row ('1d')
+    columns = tuple(
+        Column(c.name, ColumnType.BIGINT, c.nullable) if c.name == "chunk_size" else c
+        for c in BACKFILLS_TABLE.columns
+    )
+    session.ensure_table(TableSpec(TABLE_NAME, columns, unique=BACKFILLS_TABLE.unique))
+    with pytest.raises(BackfillStateError) as caught:
+        BackfillState(session, "h:1:a").seed(plan, "p")
+    message = str(caught.value)
+    assert message.startswith(
+        f"could not seed chunk 000000 of backfill {plan.backfill_id} in _dlt_backfills: duckdb"
+    ), message
+    assert BackfillState(session, "h:1:a").all_rows() == []
+
+
+def test_writes_the_destination_dropped_are_an_error_naming_five_chunks(
+    session: DestinationSession,
+) -> None:
+    week = BackfillPlan.build("daily", "2026-01-01T00:00:00Z", "2026-01-08T00:00:00Z", "1d")
+    dropping = _DroppingWrites(session.adapter, session.client, session.dataset)
+    with pytest.raises(BackfillStateError) as caught:
+        BackfillState(dropping, "h:1:a").seed(week, "p")
+    assert str(caught.value) == (
+        f"seeding backfill {week.backfill_id} left chunk(s) 000000, 000001, 000002, 000003, "
+        "000004 without a row in _dlt_backfills; the destination dropped writes."
+    )
+
+
+def test_a_plan_whose_stored_rows_differ_is_refused_before_anything_is_written(
+    session: DestinationSession, plan: BackfillPlan
+) -> None:
+    state, bid = BackfillState(session, "h:1:a"), plan.backfill_id
+    state.seed(plan, "p")
+    session.execute(Statement("DELETE FROM {_dlt_backfills} WHERE chunk_id = ?"), "000001")
+    session.execute(Statement("UPDATE {_dlt_backfills} SET chunk_size = ?"), "2d")  # damaged
+    with pytest.raises(BackfillStateError, match="exists with different inputs"):
+        state.seed(plan, "p")
+    assert list(state.rows(bid)) == ["000000"]  # the missing chunk was not seeded
+
+
+def test_a_claim_the_destination_fails_names_the_step(
+    session: DestinationSession, plan: BackfillPlan
+) -> None:
+    BackfillState(session, "h:1:a").seed(plan, "p")
+    dropped = _Interleaved(session, CLAIM, session.close)  # the connection goes mid-claim
+    with pytest.raises(BackfillStateError) as caught:
+        BackfillState(dropped, "h:1:a").claim(plan.backfill_id, "000000", LEASE)
+    message = str(caught.value)
+    assert message.startswith("could not claim chunk 000000 in _dlt_backfills: duckdb"), message
+    assert message.endswith(HEALTHY), message
+
+
+def test_a_reclaim_lost_to_a_faster_worker_is_not_logged_as_ours(
+    session: DestinationSession, plan: BackfillPlan
+) -> None:
+    bid = plan.backfill_id
+    BackfillState(session, "h:1:a").seed(plan, "p")
+    BackfillState(session, "h:1:a").claim(bid, "000000", timedelta(seconds=-1))  # then dies
+    faster = BackfillState(session, "h:1:c")
+
+    def faster_reclaims_first() -> None:
+        assert faster.claim(bid, "000000", LEASE)
+
+    slower = BackfillState(_Interleaved(session, CLAIM, faster_reclaims_first), "h:1:b")
+    with capture_logs() as logs:
+        lost = slower.claim(bid, "000000", LEASE)
+    assert not lost
+    assert [e["event"] for e in logs] == ["backfill.chunk_reclaimed"]  # the faster one's only
+    assert slower.rows(bid)["000000"].claimed_by == "h:1:c"
+
+
+def test_duplicate_rows_where_the_engine_cannot_refuse_them_are_logged(
+    session: DestinationSession, plan: BackfillPlan
+) -> None:
+    # an engine that cannot enforce (backfill_id, chunk_id) unique, as BigQuery
+    session.ensure_table(TableSpec(TABLE_NAME, BACKFILLS_TABLE.columns))
+    state, bid = BackfillState(session, "h:1:a"), plan.backfill_id
+    state.seed(plan, "p")
+    session.execute(
+        Statement("INSERT INTO {_dlt_backfills} SELECT * FROM {_dlt_backfills} WHERE chunk_id = ?"),
+        "000000",
+    )
+    with capture_logs() as logs:
+        assert state.claim(bid, "000000", LEASE)
+    assert logs == [
+        {"event": "backfill.duplicate_rows", "chunk_id": "000000", "rows": 2,
+         "log_level": "warning"}
+    ]  # fmt: skip
