@@ -80,6 +80,8 @@ SPELLINGS: list[tuple[str, str, str]] = [
      "Install: the `dlt-ops[extra]` distribution is `dltops-core[extra]`"),
     (r"core mode", "core tier", "Behaviour: 0.1's *core mode* is the *core tier*"),
     (r"Rule 15", "import_safety", "Behaviour: rules are named by id, not number"),
+    (r"attrs\.exceptions\.FrozenInstanceError", "AttributeError",
+     "Python names: read-only records are dataclasses, not attrs classes"),
 ]  # fmt: skip
 
 

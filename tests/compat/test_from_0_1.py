@@ -125,8 +125,15 @@ def test_project_functions_of_0_1(project, templates, cli) -> None:  # noqa: ANN
     strict = dlt_ops.validate_sources(root, strict=True)
     assert [f.message for f in strict] == [f.message for f in findings]
     assert not any(f.is_warning for f in strict)
-    with pytest.raises(TypeError, match="validation_rule plugin"):
-        dlt_ops.validate_sources(root, validators=[lambda ctx: []])
+    seen = []
+
+    def only_this(ctx):  # noqa: ANN001, ANN202 - a 0.1 validator
+        seen.append((sorted(ctx.sources), ctx.config["sources"]["events_src"], ctx.project_root))
+        return [dlt_ops.ValidationError(source_name="events_src", field="f", message="custom")]
+
+    custom = dlt_ops.validate_sources(root, validators=[only_this])
+    assert [(f.source, f.message) for f in custom] == [("events_src", "custom")]  # no rule ran
+    assert seen == [(["events_src"], {"dlt_ops": {"schedule": "@daily"}}, root)]
 
 
 def test_dir_of_dlt_ops_lists_the_lazy_names_without_importing_them() -> None:
@@ -167,6 +174,10 @@ def test_discovered_sources_answer_to_0_1_attribute_names(project, templates) ->
     assert info.pipeline_name == info.pipeline and info.pipeline_name
     assert info.path == info.module_path and info.path.is_file()
     assert info.resources == info.static_resources == ("events",)
+    assert info.config.schedule == "@daily" and info.lineno > 0  # this version's fields too
+    assert not info.is_introspected  # static: nothing imported yet
+    assert info.source_fn().name == "events_src"  # imported when asked for: a live @dlt.source
+    assert info.is_introspected
 
 
 def test_0_1_wordings_scripts_look_for(project, templates, cli) -> None:  # noqa: ANN001
@@ -199,3 +210,138 @@ def test_reconcile_on_a_core_tier_destination_says_so(project, templates, cli) -
     assert "has no DestinationAdapter (core tier): reconcile keeps its drift state" in (
         done.stdout + done.stderr
     )
+
+
+def test_dlt_ops_airflow_imports_without_airflow_and_its_builders_name_the_extra() -> None:
+    code = (
+        "import sys\n"
+        "from dlt_ops.airflow import AirflowVariableBackend, airflow_rules\n"
+        "backend = AirflowVariableBackend()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'airflow'), airflow_rules())\n"
+        "print(backend.secret_requests({'schedule': '@daily'}))\n"
+        "print(backend.secret_requests({'airflow_var': 'EV', 'airflow_var_key': 'token'}))\n"
+        "for use in (lambda: backend.get('EV'), lambda: __import__('dlt_ops.airflow',\n"
+        "            fromlist=['build_backfill_dag']).build_backfill_dag):\n"
+        "    try:\n"
+        "        use()\n"
+        "    except ImportError as exc:\n"
+        "        print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    hint = 'dlt_ops.airflow needs Apache Airflow 3: pip install "dltops-core[airflow]"'
+    assert done.stdout.splitlines() == [
+        "[] ()", "()", "(SecretRequest(ref='EV', key='token'),)", hint, hint,
+    ]  # fmt: skip
+
+
+def test_0_1_validation_context_and_rule_spec(project, templates) -> None:  # noqa: ANN001
+    import dataclasses
+
+    from dlt_ops import RuleSpec, ValidationContext, ValidationError
+    from dlt_ops.compat.validation import legacy_context
+    from dlt_ops.config import load_project_config
+    from dlt_ops.project.discovery import discover
+
+    ctx = ValidationContext(
+        sources={}, config={"sources": {}}, project_root=Path("/p"),
+        resolved_rules={"schedule_required": False}, exemptions={"a": {"r1": "vendor says so"}},
+    )  # fmt: skip
+    assert (ctx.sources, ctx.config, ctx.project_root) == ({}, {"sources": {}}, Path("/p"))
+    assert not ctx.rule_enabled("schedule_required") and ctx.rule_enabled("other")
+    assert ctx.is_exempt("a", "r1") and not ctx.is_exempt("a", "r2")
+    assert not ctx.is_exempt("b", "r1")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ctx.sources = {"x": 1}  # type: ignore[misc]
+
+    def needs_owner(ctx):  # noqa: ANN001, ANN202 - a 0.1 validator
+        """Every source names an owner."""
+        return [ValidationError(source_name=name, field="owner", message="no owner")
+                for name in ctx.sources if ctx.rule_enabled("needs_owner")]  # fmt: skip
+
+    rule = RuleSpec("needs_owner", needs_owner, plugin="mine")
+    assert (rule.id, rule.description, rule.default_on) == (
+        "needs_owner", "Every source names an owner.", True,
+    )  # fmt: skip
+    root = project(CONFIG, {"events_src": templates["events"]})
+    config = load_project_config(root)
+    ours = ValidationContext(config, discover(root), None)  # type: ignore[arg-type]
+    assert [(f.source, f.field) for f in rule.check(ours)] == [("events_src", "owner")]
+    assert legacy_context(config, {}).resolved_rules == {}
+
+
+def test_0_1_source_info_built_by_hand() -> None:
+    from dlt_ops import SourceConfig, SourceInfo
+
+    def events_source() -> None:
+        return None
+
+    config = SourceConfig(schedule="@daily")
+    live = SourceInfo(name="events", pipeline_name="web", path=Path("/p/web/source/events.py"),
+                      function_name="events_source", source_fn=events_source,
+                      resources=("page_views",), config=config)  # fmt: skip
+    assert (live.pipeline_name, live.pipeline, live.module_stem) == ("web", "web", "events")
+    assert (live.resources, live.static_resources) == (("page_views",), ("page_views",))
+    assert live.config is config and live.config_section == "events"
+    assert live.is_introspected and live.source_fn is events_source
+    static = SourceInfo(name="events", pipeline_name="web", path=Path("/p/events.py"),
+                        function_name="events_source")  # fmt: skip
+    assert not static.is_introspected
+    assert (static.import_error, static.import_violations, static.config) == (None, (), None)
+    with pytest.raises(RuntimeError, match="has no source_fn"):
+        _ = static.source_fn
+    with pytest.raises(AttributeError, match="read-only"):
+        static.name = "other"  # type: ignore[misc]
+
+
+def test_0_1_derived_adapter_calls(tmp_path: Path) -> None:
+    import dlt
+
+    from dlt_ops.compat.derived import DerivedCapabilities, LegacyDerivedAdapter
+    from dlt_ops.destinations import (
+        UnderivableDestinationError,
+        derivable_destinations,
+        derived_adapter,
+        is_capability_derived,
+        register_derived_adapter,
+    )
+
+    derivable = derivable_destinations()
+    assert {"snowflake", "mssql", "redshift", "databricks"} <= set(derivable)
+    assert "sqlalchemy" not in derivable and "clickhouse" not in derivable
+    tsql = derived_adapter("mssql")
+    assert (tsql.placeholder_style, tsql.supports_if_exists) == ("?", False)
+    assert derived_adapter("redshift").placeholder_style == "%s"
+    assert tsql.native_sql('INSERT INTO "ds"."cp" (a, b) VALUES (?, ?)', 2) == (
+        "INSERT INTO [ds].[cp] (a, b) VALUES (?, ?)"
+    )
+    with pytest.raises(ValueError, match="2 placeholders for 1 parameters"):
+        tsql.native_sql("SELECT ?, ?", 1)
+    with pytest.raises(ValueError, match="one SQL statement"):
+        tsql.native_sql("SELECT 1; DROP TABLE t", 0)
+    for bad in ("bad-name", "x'); DROP TABLE t;--", "[bracket]", ""):
+        with pytest.raises(ValueError, match="identifier"):
+            tsql.render_identifier(bad)
+    with pytest.raises(UnderivableDestinationError, match="'sqlalchemy'.*core tier"):
+        derived_adapter("sqlalchemy")
+    with pytest.raises(TypeError, match="derived_adapters"):
+        register_derived_adapter("snowflake")
+    assert is_capability_derived(tsql) and not is_capability_derived(object())
+
+    # on a live dlt sql_client: values bound, never spliced; drop probes where IF EXISTS is not
+    destination = dlt.destinations.duckdb(str(tmp_path / "db.duckdb"))
+    pipeline = dlt.pipeline("compat_derived", destination=destination, dataset_name="ds",
+                            pipelines_dir=str(tmp_path / "p"))  # fmt: skip
+    adapter = derived_adapter("duckdb")
+    no_if_exists = LegacyDerivedAdapter(DerivedCapabilities("duckdb", "duckdb", "?", False))
+    hostile = "x'); DROP TABLE cp;--"
+    with pipeline.sql_client() as client:
+        client.create_dataset()
+        adapter.execute_sql(client, 'CREATE TABLE "ds"."cp" (a VARCHAR)')
+        adapter.execute_sql(client, 'INSERT INTO "ds"."cp" (a) VALUES (?)', hostile)
+        rows = adapter.execute_query(client, 'SELECT a FROM "ds"."cp" WHERE a = ?', hostile)
+        assert rows.fetchall() == [(hostile,)]
+        assert [c.name for c in adapter.fetch_columns(client, "ds", "cp") or []] == ["a"]
+        no_if_exists.drop_table_if_exists(client, "ds", "cp")
+        assert adapter.fetch_columns(client, "ds", "cp") is None
+        no_if_exists.drop_table_if_exists(client, "ds", "cp")  # absent: probed, nothing dropped

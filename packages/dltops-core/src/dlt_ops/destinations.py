@@ -213,3 +213,18 @@ def connect_when_free(
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
+
+
+#: dlt-ops 0.1's derived-adapter names (docs/migrating-from-0.1.md), loaded on first use
+_FROM_0_1 = frozenset({
+    "derived_adapter", "derivable_destinations", "is_capability_derived",
+    "register_derived_adapter", "UnderivableDestinationError",
+})  # fmt: skip
+
+
+def __getattr__(name: str) -> object:
+    if name in _FROM_0_1:
+        from dlt_ops.compat import derived
+
+        return getattr(derived, name)
+    raise AttributeError(f"module 'dlt_ops.destinations' has no attribute {name!r}")

@@ -75,6 +75,9 @@ def pools(
     if prefix and mapping:
         raise UsageError("--prefix and --map are exclusive (as pools= takes one or the other).")
     try:
+        from dlt_ops.airflow import require_airflow
+
+        require_airflow()
         from dlt_ops.airflow.pools import (
             DEFAULT_POOL,
             SCHEDULE_POOL_PREFIX,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dlt_ops.project.model import SourceInfo
+    from dlt_ops.compat.source_info import LegacySourceInfo
     from dlt_ops.reconcile.model import SourceReport
     from dlt_ops.validate.framework import Finding
 
@@ -28,12 +28,30 @@ def _project(project_root: Path | str | None) -> tuple[Any, Any]:
     return config, project_registry(config)
 
 
-def discover_sources(project_root: Path | str) -> dict[str, SourceInfo]:
-    """The project's sources by name (a static scan: no project module is imported)."""
+def discover_sources(project_root: Path | str) -> dict[str, LegacySourceInfo]:
+    """The project's sources by name, as 0.1 records (a static scan: a source's module is
+    imported only when its ``source_fn`` is asked for)."""
+    import functools
+
+    from dlt_ops.compat.source_info import LegacySourceInfo
     from dlt_ops.project.discovery import discover
 
     config, _ = _project(project_root)
-    return dict(discover(config.root).sources)
+    project = discover(config.root)
+
+    def load(name: str) -> Any:
+        from dlt_ops.project.introspect import load_source
+
+        return load_source(project, config, name).source_fn
+
+    found = {}
+    for name, info in project.sources.items():
+        found[name] = LegacySourceInfo(
+            name, info.pipeline, info.module_path, info.function_name,
+            resources=info.static_resources, uses_checkpoints=info.uses_checkpoints,
+            config=config.sources.get(name), record=info, load=functools.partial(load, name),
+        )  # fmt: skip
+    return found
 
 
 def validate_sources(
@@ -41,19 +59,19 @@ def validate_sources(
 ) -> list[Finding]:
     """``pipeline validate``'s findings for the project (``strict``: warnings as errors).
 
-    0.1's ``validators=`` (extra callables) has no equivalent: rules are plugins here
-    (``validation_rule``, docs/plugins.md), so passing any is refused rather than ignored.
+    ``validators=`` (0.1's custom list) runs exactly those callables instead of the rules,
+    each on 0.1's context (:class:`dlt_ops.compat.validation.LegacyValidationContext`).
     """
     from dlt_ops.project.discovery import discover
     from dlt_ops.validate.engine import validate_project
 
-    if validators:
-        raise TypeError(
-            "validate_sources(validators=...) is dlt-ops 0.1's; register the rule as a "
-            "validation_rule plugin instead (see docs/plugins.md)"
-        )
     config, registry = _project(project_root)
-    return list(validate_project(config, registry, discover(config.root), strict=strict).findings)
+    project = discover(config.root)
+    if validators is not None:
+        from dlt_ops.compat.validation import legacy_context, run_validators
+
+        return run_validators(legacy_context(config, project.sources), validators)
+    return list(validate_project(config, registry, project, strict=strict).findings)
 
 
 def _reconcile(

@@ -103,6 +103,10 @@ class SourceDecl:
         return self.explicit_name or self.function_name.removesuffix("_source")
 
 
+#: keywords only dlt-ops 0.1's SourceInfo(...) took: they build 0.1's shape
+_KEYWORDS_0_1 = frozenset({"pipeline_name", "path", "source_fn", "resources", "config"})
+
+
 @dataclass(frozen=True)
 class SourceInfo:
     """One discovered source: identity, location and its static (Phase 1) resource list."""
@@ -118,6 +122,15 @@ class SourceInfo:
     uses_checkpoints: bool
     secret_defaults: bool = False
     params: tuple[str, ...] = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """0.1's keyword form (``pipeline_name=``, ``path=``, ``source_fn=``...) builds 0.1's
+        record (:class:`dlt_ops.compat.source_info.LegacySourceInfo`)."""
+        if kwargs and not args and not _KEYWORDS_0_1.isdisjoint(kwargs):
+            from dlt_ops.compat.source_info import LegacySourceInfo
+
+            return LegacySourceInfo(**kwargs)
+        return super().__new__(cls)
 
     @property
     def module_stem(self) -> str:

@@ -145,6 +145,10 @@ class ResolvedRule:
         return bool(getattr(self.rule, "exemptable", True))
 
 
+#: keywords only dlt-ops 0.1's ValidationContext(...) took: they build 0.1's shape
+_KEYWORDS_0_1 = frozenset({"sources", "project_root", "resolved_rules", "exemptions"})
+
+
 @dataclass
 class ValidationContext:
     """Everything a rule may read. Phase-1 facts are always there; ``introspected`` holds
@@ -156,6 +160,15 @@ class ValidationContext:
     registry: PluginRegistry
     introspected: Mapping[str, Introspection] = field(default_factory=dict)
     catalog: Mapping[str, ResolvedRule] = field(default_factory=dict)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """0.1's keyword form (``sources=``, ``config=``, ``project_root=``...) builds 0.1's
+        context (:class:`dlt_ops.compat.validation.LegacyValidationContext`)."""
+        if kwargs and not args and not _KEYWORDS_0_1.isdisjoint(kwargs):
+            from dlt_ops.compat.validation import LegacyValidationContext
+
+            return LegacyValidationContext(**kwargs)
+        return super().__new__(cls)
 
     @property
     def root(self) -> Path:
