@@ -8,7 +8,8 @@ finish (before its receipt and the backfill state said so). The re-run reclaims 
 killed attempt's row is ``completed`` with the rows its load committed (closed by the new attempt,
 which writes its receipt and books nothing of them itself), the window is not extracted again,
 so an ``append`` table holds each row once and receipts, completed ledger rows, the backfill
-state and the table agree.
+state and the table agree. A plain run of the source that finds the killed attempt first closes
+it the same way, from the chunk's own working directory.
 """
 
 from __future__ import annotations
@@ -56,6 +57,16 @@ def _attempts(project: FaultProject, run_id: str) -> list[tuple]:
     )
 
 
+def _books_agree(project: FaultProject) -> int:
+    """No row failed or running, and receipts = completed ledger rows = the table; its rows."""
+    total = project.query("SELECT count(*) FROM {ds}.items")[0][0]
+    ledger = project.ledger()
+    assert [r for r in ledger if r[1] != "completed"] == [], ledger  # its data landed: no failed
+    assert sum(r[2] or 0 for r in ledger) == total, ledger
+    assert project.receipts_loaded() == total, ledger
+    return total
+
+
 @pytest.mark.parametrize("point", list(KILLS))
 @pytest.mark.parametrize("engine", ["duckdb", "postgres"])
 def test_a_chunk_killed_after_its_commit_loads_once(
@@ -66,12 +77,8 @@ def test_a_chunk_killed_after_its_commit_loads_once(
     _kill(project, point)
     rerun = project.cli("pipeline", "backfill", project.name, *WINDOW, env=ENV)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
-    total, distinct = project.query("SELECT count(*), count(DISTINCT id) FROM {ds}.items")[0]
-    assert (total, distinct) == (ROWS, ROWS)
-    ledger = project.ledger()
-    assert [r for r in ledger if r[1] != "completed"] == [], ledger  # its data landed: no failed
-    assert sum(r[2] or 0 for r in ledger) == ROWS, ledger
-    assert project.receipts_loaded() == ROWS
+    assert project.query("SELECT count(DISTINCT id) FROM {ds}.items")[0][0] == ROWS
+    assert _books_agree(project) == ROWS  # each row once
     plan = BackfillPlan.build(project.name, FROM, TO, "1h")
     shown = json.loads(project.cli("backfill", "show", plan.backfill_id, "--json").stdout)
     assert shown["records_loaded"] == ROWS, shown
@@ -85,3 +92,27 @@ def test_a_chunk_killed_after_its_commit_loads_once(
     if point != "finished":  # closed by the re-run, which says so
         assert f"closed by run {plan.chunks[0].run_id}" in killed[2], killed
         assert "holder" in killed[2] and "abandoned the chunk" in killed[2], killed
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "postgres"])
+def test_a_plain_run_closes_the_killed_chunk_attempt_from_its_chunk(
+    tmp_path: Path, request, engine: str
+) -> None:  # noqa: ANN001
+    db = request.getfixturevalue("postgres_database") if engine == "postgres" else None
+    project = make_project(tmp_path / "proj", engine, db=db)
+    _kill(project, "load committed")
+    # --wait: on PostgreSQL the dead backfill's source lease ends with its term (1.5 s here)
+    wait = ("--wait-timeout", "60s")
+    plain = project.cli("pipeline", "run", "-s", project.name, "-y", *wait, env=ENV)
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    before = _books_agree(project)  # the plain run loads the source again: its own rows too
+    plan = BackfillPlan.build(project.name, FROM, TO, "1h")
+    (killed,) = _attempts(project, plan.chunks[0].run_id)
+    assert killed[:2] == ("completed", FIRST), killed
+    assert "is gone (found by run" in killed[2], killed
+    rerun = project.cli("pipeline", "backfill", project.name, *WINDOW, env=ENV)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert _books_agree(project) == before + ROWS - FIRST  # the chunk is not loaded again
+    assert [a[:2] for a in _attempts(project, plan.chunks[0].run_id)] == [
+        ("completed", FIRST), ("completed", 0),
+    ]  # fmt: skip

@@ -24,9 +24,10 @@ from pathlib import Path
 
 from dlt_ops.errors import UsageError
 from dlt_ops.runner.window import Window, parse_duration
+from dlt_ops.runner.working_dir import BACKFILL_WORKDIR, chunk_working_dir
 
 #: Chunk-run working directories live here, one per chunk (never shared between chunks).
-WORKDIR = Path(".dlt-ops") / "backfill"
+WORKDIR = BACKFILL_WORKDIR
 #: Refuse plans that would seed an absurd number of rows (e.g. ``--chunk 1m`` over a year).
 MAX_CHUNKS = 100_000
 
@@ -168,7 +169,7 @@ class BackfillPlan:
         killed attempt left behind and finishes it; concurrent chunks never see each other's
         packages, and one plan backfilled into two datasets (``--dataset``) shares nothing.
         """
-        return root / WORKDIR / dataset / self.backfill_id / chunk.run_id
+        return chunk_working_dir(root, dataset, self.backfill_id, chunk.run_id)
 
     def describe(self) -> str:
         """One line for logs and the dry run."""

@@ -54,11 +54,11 @@ def close_rows(
     sinks: Sequence[tuple[str, LedgerSink]],
     rows: Callable[[RunReader], list[RunRecord]],
     reason: Callable[[RunRecord], str],
-    landed: Callable[[str], int | None] | None = None,
+    landed: Callable[[RunRecord], int | None] | None = None,
 ) -> list[RunRecord]:
     """Finish, as ``failed``, the ``running`` rows each readable sink returns for ``rows``.
 
-    ``landed(run_id)`` says how many rows the dead run did load (its load committed, then it
+    ``landed(row)`` says how many rows the dead run did load (its load committed, then it
     died before its row said so); such a row is finished ``completed`` with those rows booked
     on it. Returns the rows closed (each once, whichever sinks held it).
     """
@@ -73,7 +73,7 @@ def close_rows(
                 if record.status != RunStatus.running:
                     continue
                 if landed is not None and record.run_id not in booked:
-                    booked[record.run_id] = landed(record.run_id)
+                    booked[record.run_id] = landed(record)
                 rows_in = booked.get(record.run_id)
                 ended = _closed(record, reason(record), rows_in, now)
                 sink.finish(ended)
@@ -104,7 +104,7 @@ def close_dead_runs_of(
     source: str,
     *,
     closed_by: str,
-    landed: Callable[[str], int | None] | None = None,
+    landed: Callable[[RunRecord], int | None] | None = None,
 ) -> list[RunRecord]:
     """Close ``source``'s ``running`` rows whose process died on this host (``landed``: see
     :func:`close_rows`)."""
@@ -151,7 +151,7 @@ def close_dead_attempts(
     sinks: Sequence[tuple[str, LedgerSink]],
     attempt: RunRecord,
     why: str,
-    landed: Callable[[str], int | None] | None = None,
+    landed: Callable[[RunRecord], int | None] | None = None,
 ) -> list[RunRecord]:
     """Close the ``running`` rows of ``attempt``'s earlier attempts (a reclaimed backfill chunk:
     ``why`` is the claim's reason), naming the attempt that closed them (``landed``: see

@@ -63,7 +63,11 @@ from dlt_ops.runner.packages import (
 from dlt_ops.runner.pipeline import build_pipeline, project_environment, working_base
 from dlt_ops.runner.prepare import PreparedRun, prepare_run
 from dlt_ops.runner.window import Window
-from dlt_ops.runner.working_dir import repair_interrupted_commits, seed_from_sibling
+from dlt_ops.runner.working_dir import (
+    chunk_working_dir,
+    repair_interrupted_commits,
+    seed_from_sibling,
+)
 
 if TYPE_CHECKING:
     from dlt.common.pipeline import LoadInfo
@@ -407,10 +411,10 @@ def _close_dead_runs(
     origins = {load_id: book.origin(load_id).run_id for load_id in settled}
     landed: dict[str, Landed] = {}
 
-    def rows_of(dead: str) -> int | None:
-        found = rows_landed_by(work, dead)
+    def rows_of(dead: RunRecord) -> int | None:
+        found = rows_landed_by(_work_of(ctx, dead, work, open_session), dead.run_id)
         if found is not None:
-            landed[dead] = found
+            landed[dead.run_id] = found
         return found.rows if found is not None else None
 
     closed = close_dead_attempts(sinks, attempt, reclaimed, rows_of) if reclaimed else []
@@ -420,6 +424,20 @@ def _close_dead_runs(
     ctx.state.settled = [load_id for load_id, run in origins.items() if run not in landed]
     if reclaimed:
         ctx.state.booked_earlier = booked_by_earlier_attempts(sinks, attempt)
+
+
+def _work_of(
+    ctx: RunContext, dead: RunRecord, work: Path, open_session: Callable[[], DestinationSession]
+) -> Path:
+    """Where a dead run's packages are: this run's working dir, or, for another backfill
+    chunk's attempt (a plain run or another chunk found it dead), that chunk's own, whose
+    pending packages that committed are settled first."""
+    if dead.backfill_id is None or dead.run_id == ctx.run_id:
+        return work
+    root, ids = ctx.config.root, (dead.dataset, dead.backfill_id, dead.run_id)
+    chunk = chunk_working_dir(root, *ids) / ctx.pipeline_name
+    settle_committed(chunk, open_session if ctx.target.has_adapter else None)
+    return chunk
 
 
 def _booked_earlier_note(state: RunState) -> str:

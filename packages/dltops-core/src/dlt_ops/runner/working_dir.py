@@ -41,6 +41,17 @@ def repair_interrupted_commits(working_dir: Path) -> list[str]:
     return sorted(set(repaired))
 
 
+#: Backfill chunk runs' working directories live here, one per chunk (never shared).
+BACKFILL_WORKDIR = Path(".dlt-ops") / "backfill"
+
+
+def chunk_working_dir(root: Path, dataset: str, backfill_id: str, run_id: str) -> Path:
+    """A backfill chunk run's own dlt working directory (its pipeline's folder below it): keyed
+    by dataset, plan and the chunk's ``run_id``, so a later run can find what a dead attempt of
+    the chunk left there."""
+    return root / BACKFILL_WORKDIR / dataset / backfill_id / run_id
+
+
 #: What a pipeline's working dir holds of its own state: the rest is packages and traces
 _STATE_PARTS = ("state.json", "schemas")
 
