@@ -6,13 +6,20 @@ the statements each reader sends to one PostgreSQL dataset all its sources share
 ``PostgresAdapter._run``, the adapter's one way to the server) and the modules ``pipeline
 status`` imports. Both must be the same for 5 sources as for 40; every command runs the real
 CLI in a fresh interpreter.
+
+On DuckDB each source has a ledger file of its own, so a reader's work grows with the sources
+by design; what must not grow is what it pays *per source* beyond that: the files it opens and
+the Python function calls it makes (counted with an audit hook and a profile hook in the CLI's
+interpreter), each bounded per source, answered from the read cache as the bench's runs are.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,7 +30,7 @@ from dlt_ops.adapters import ConnectionTarget, DestinationSession
 from dlt_ops.ledger.destination_sink import INSERT_RUN
 from dlt_ops.ledger.model import RUNS_TABLE, RunRecord
 from dltops_postgres.adapter import PostgresAdapter
-from tests.conftest import CLI, imported_modules
+from tests.conftest import CLI, age_databases, imported_modules
 
 SMALL, LARGE = 5, 40
 SOURCE = """
@@ -61,10 +68,10 @@ READERS = {
 }
 
 
-def _record(source: str, started: datetime, i: int) -> RunRecord:
+def _record(source: str, started: datetime, i: int, engine: str = "postgres") -> RunRecord:
     return RunRecord(
         pipeline_name=f"{source}_pipeline", source_section=source, resource_name=None,
-        destination="postgres", dataset="shared", run_id=f"{source}-{i}", dlt_run_id=None,
+        destination=engine, dataset="shared", run_id=f"{source}-{i}", dlt_run_id=None,
         backfill_id=None, trigger_source="cli", started_at=started,
         completed_at=started + timedelta(seconds=30), status="completed",
         records_extracted=1, records_loaded=1, error_summary=None,
@@ -187,3 +194,128 @@ def test_the_freshness_check_reads_the_stored_alerts_of_one_dataset_once(
     watch._prefetch(project_registry(config), config, ["src_00", "src_01", "src_02"])
     assert watch.open == {"src_00": {}, "src_01": {"freshness": "warn"}, "src_02": {}}
     assert len(postgres_statements) <= 2, postgres_statements  # its columns, its open rows
+
+
+# -- DuckDB: a ledger file per source -----------------------------------------------------------
+
+#: the CLI with its Python function calls and file opens counted, written to $COUNT_FILE at exit
+#: (``leave`` runs the atexit callbacks before ``os._exit``)
+COUNTING_CALLS_CLI = (
+    "import atexit, json, os, sys, threading\n"
+    "counts = {'calls': 0, 'opens': []}\n"
+    "def profiled(frame, event, arg):\n"
+    "    if event == 'call':\n"
+    "        counts['calls'] += 1\n"
+    "def audited(event, args):\n"
+    "    if event == 'open' and isinstance(args[0], str):\n"
+    "        counts['opens'].append(args[0])\n"
+    "def dump():\n"
+    "    sys.setprofile(None)\n"
+    "    threading.setprofile(None)\n"
+    "    with open(os.environ['COUNT_FILE'], 'w') as f:\n"
+    "        json.dump(counts, f)\n"
+    "sys.addaudithook(audited)\n"
+    "atexit.register(dump)\n"
+    "threading.setprofile(profiled)\n"
+    "sys.setprofile(profiled)\n" + CLI.replace("; ", "\n")
+)
+#: Python calls a reader may make per source of a DuckDB fleet, each answered from the read
+#: cache: about a tenth above what each made after #33's fixes (before them: status 1,300,
+#: runs list 1,140, report 1,870, metrics 1,940, the scheduler 2,550)
+CALLS_PER_SOURCE = {
+    "pipeline status": 900,
+    "runs list": 780,
+    "report": 1400,
+    "metrics": 1460,
+    "scheduler run --once (none due)": 1950,
+}
+
+
+def _duckdb_fleet(root: Path, n: int) -> Path:
+    """``n`` scheduled sources on DuckDB, each with its own ledger file holding an old run and
+    one of a minute ago, the files aged so the read cache stamps them."""
+    from dltops_duckdb.adapter import DuckDBAdapter
+
+    config = '[dlt_ops]\ndefault_destination = "duckdb"\ndefault_dataset = "shared"\n'
+    config += "".join(f'\n[sources.src_{k:02d}.dlt_ops]\nschedule = "@daily"\n' for k in range(n))
+    (root / ".dlt").mkdir(parents=True)
+    (root / ".dlt" / "config.toml").write_text(config)  # no secrets.toml: DuckDB needs none
+    modules = root / "fleet_pipeline" / "source"
+    modules.mkdir(parents=True)
+    now = datetime.now(UTC)
+    for k in range(n):
+        name = f"src_{k:02d}"
+        (modules / f"{name}.py").write_text(SOURCE.replace("{name}", name))
+        target = ConnectionTarget("duckdb", "shared", root, pipeline_name=f"{name}_pipeline")
+        with DestinationSession.open(DuckDBAdapter(), target) as session:
+            session.ensure_table(RUNS_TABLE)
+            for i, started in enumerate((now - timedelta(days=3), now - timedelta(minutes=1))):
+                session.execute(INSERT_RUN, *_record(name, started, i, "duckdb").values())
+    age_databases(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def duckdb_fleets(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    return {n: _duckdb_fleet(tmp_path_factory.mktemp(f"duck{n}"), n) for n in (SMALL, LARGE)}
+
+
+def _counted(root: Path, args: list[str]) -> dict[str, Any]:
+    """What ``args`` costs once the read cache holds the fleet's answers (a first run fills it,
+    as the bench's warm-up does): Python calls, and files opened under the project."""
+    _cli(root, args, CLI)
+    count = root / "counts.json"
+    done = _cli(root, args, COUNTING_CALLS_CLI, COUNT_FILE=str(count))
+    if args[0] == "scheduler":
+        assert done.stdout.strip() == "[]", done.stdout
+    found = json.loads(count.read_text())
+    found["opens"] = [p for p in found["opens"] if p.startswith(str(root))]
+    return found
+
+
+@pytest.mark.parametrize("reader", list(READERS))
+def test_a_duckdb_fleet_costs_each_reader_a_bounded_work_per_source(
+    reader: str, duckdb_fleets: dict[int, Path]
+) -> None:
+    small = _counted(duckdb_fleets[SMALL], READERS[reader])
+    large = _counted(duckdb_fleets[LARGE], READERS[reader])
+    more = LARGE - SMALL
+    # files: each source's module is read once (discovery keys its scan by content); nothing
+    # else per source (the ledger files answer from the read cache: stat'ed, never opened),
+    # and no file twice (the config, the read cache: one parse a command)
+    opened = len(large["opens"]) - len(small["opens"])
+    assert opened <= more, (reader, opened, sorted(large["opens"]))
+    twice = {p: n for p, n in Counter(large["opens"]).items() if n > 1}
+    assert not twice, f"{reader} opens these files more than once: {twice}"
+    calls = (large["calls"] - small["calls"]) / more
+    assert calls <= CALLS_PER_SOURCE[reader], (
+        f"{reader}: {calls:.0f} Python calls per source (budget {CALLS_PER_SOURCE[reader]}); "
+        f"{small['calls']} for {SMALL} sources, {large['calls']} for {LARGE}"
+    )
+
+
+def test_the_read_cache_decodes_only_the_answers_asked_for(tmp_path: Path) -> None:
+    """A command over a thousand ledger files asks the cache for one or two of the dozen reads
+    each database holds; what loading the file builds must not grow with the others."""
+    import gc
+
+    from dlt_ops.target.read_cache import ReadCache
+
+    row = ["src", datetime(2026, 1, 1, tzinfo=UTC), None, 6, "completed", datetime.now(UTC)]
+
+    def retained(others: int) -> int:
+        path = tmp_path / f"reads-{others}.json"
+        cache = ReadCache(path)
+        for db in range(40):
+            for read in ("asked", *(f"other-{i}" for i in range(others))):
+                cache.put(f"db{db}", "s", read, [row] * 10)
+        cache.save()
+        gc.collect()
+        before = sys.getallocatedblocks()
+        cache = ReadCache(path)
+        assert all(cache.get(f"db{db}", "s", "asked")[0] for db in range(40))
+        gc.collect()
+        return sys.getallocatedblocks() - before
+
+    unasked = 40 * (20 - 2)
+    assert (retained(20) - retained(2)) / unasked <= 4  # a text each, never its rows

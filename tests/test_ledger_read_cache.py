@@ -70,4 +70,4 @@ def test_a_garbled_or_foreign_cache_file_is_ignored_and_replaced(project, templa
         (root / CACHE).write_text(planted)
         doc, loaded = _status(cli, root)
         assert "duckdb" in loaded and [r["run_id"] for r in doc[0]["runs"]] == [run_id]
-        assert json.loads((root / CACHE).read_text())["format"] == 1
+        assert json.loads((root / CACHE).read_text())["format"] == 2

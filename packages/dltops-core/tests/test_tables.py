@@ -11,7 +11,7 @@ import pytest
 from dlt_ops.cli.status import render_blocks, render_text
 from dlt_ops.ledger.model import RunRecord
 from dlt_ops.ledger.status import SourceStatus
-from dlt_ops.tables import Column, Table, echo, plain
+from dlt_ops.tables import Column, Table, echo, flatten, plain
 
 NOW = datetime(2026, 1, 2, 12, 0, tzinfo=UTC)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -85,3 +85,24 @@ def test_terminal_gets_colour_pipe_and_no_color_get_plain(monkeypatch) -> None: 
     monkeypatch.setattr("sys.stdout", tty)
     echo(blocks)
     assert not ANSI.search(tty.getvalue())
+
+
+@pytest.mark.parametrize("indent", ["", "  ", "│ "])
+def test_the_plain_text_is_the_coloured_lines_without_their_styles(indent: str) -> None:
+    """``plain`` renders tables without building styled segments; what it prints must be the
+    styled lines' text exactly (blank trailing cells, separators, alignments, note lines)."""
+    table = Table(
+        [Column("A", 4, status=True), Column("B", align="right", sep=" | "), Column("C"),
+         Column("D", 3)],
+        indent=indent,
+    )  # fmt: skip
+    table.add("ok", "12", "x", "", notes=["  a note  "])
+    table.add("failed", "", "", "")
+    table.add("", "", "", "")
+    table.add(" ", "1234567", "wide cell", "y")
+    bare = Table([Column("only")], header=False)
+    bare.add("  ")
+    blocks = [table, "text\nsecond", bare, table]
+    assert plain(blocks) == "\n".join(
+        "".join(text for text, _ in line.segments) for line in flatten(blocks)
+    )

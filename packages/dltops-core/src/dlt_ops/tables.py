@@ -107,6 +107,28 @@ class Table:
         segments[-1] = (text.rstrip(), style)
         return Line(tuple(segments))
 
+    def plain_lines(self) -> list[str]:
+        """:meth:`lines` as plain text, without building their segments: a listing of a
+        thousand sources renders ten thousand rows, and a pipe gets only the text. Dropping
+        the blank trailing segments and stripping the last one, as :meth:`_line` does, is
+        stripping the joined line."""
+        widths = self._widths()
+        seps = [self.gap if col.sep is None else col.sep for col in self.columns]
+        seps[0] = self.indent
+        right = [col.align == "right" for col in self.columns]
+
+        def text(cells: Sequence[str]) -> str:
+            return "".join(
+                sep + (cell.rjust(w) if r else cell.ljust(w))
+                for sep, cell, w, r in zip(seps, cells, widths, right, strict=True)
+            ).rstrip()
+
+        out = [text([c.header for c in self.columns])] if self.header else []
+        for cells, notes in self.rows:
+            out.append(text(cells))
+            out.extend(note.plain for note in notes)
+        return out
+
     def lines(self) -> list[Line]:
         """The header (when shown), then each row followed by its notes."""
         widths = self._widths()
@@ -136,8 +158,17 @@ def flatten(blocks: Iterable[Block]) -> list[Line]:
 
 
 def plain(blocks: Iterable[Block]) -> str:
-    """The plain text of ``blocks`` (what a pipe and ``--no-color`` get)."""
-    return "\n".join(line.plain for line in flatten(blocks))
+    """The plain text of ``blocks`` (what a pipe and ``--no-color`` get): :func:`flatten`'s
+    lines, without styles."""
+    out: list[str] = []
+    for block in blocks:
+        if isinstance(block, Table):
+            out.extend(block.plain_lines())
+        elif isinstance(block, Line):
+            out.append(block.plain)
+        else:
+            out.extend(block.split("\n"))
+    return "\n".join(out)
 
 
 def colour_wanted(stream: IO[str] | None = None) -> bool:

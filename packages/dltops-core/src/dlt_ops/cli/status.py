@@ -175,10 +175,18 @@ def render_json(
 
 def _derived_notes(registry: object, config: object, sources: list[str]) -> list[str]:
     """One line per engine the selected sources reach through a derived (untested) adapter."""
-    from dlt_ops.destinations import resolve_destination
+    from dlt_ops.destinations import engine_name, resolve_destination
     from dlt_ops.errors import DltOpsError
     from dlt_ops.target import Tier, adapter_tier
 
+    named = set()  # the configured engines first: usually none is derived, and then no source
+    for source in sources:  # needs resolving (which checks its name and dataset)
+        try:
+            named.add(engine_name(config.destination_for(source)))  # type: ignore[attr-defined]
+        except DltOpsError:
+            continue
+    if not any(adapter_tier(registry, e) is Tier.DERIVED for e in named):  # type: ignore[arg-type]
+        return []
     engines = set()
     for source in sources:
         try:

@@ -15,7 +15,7 @@ from dlt_ops.config.lineage import LineageConfig, parse_lineage
 from dlt_ops.config.root import CONFIG_RELPATH
 from dlt_ops.config.schema import PROJECT_KEYS, SOURCE_KEYS, KeySpec
 from dlt_ops.config.secret_values import harvest_project_secrets
-from dlt_ops.config.toml import read_toml
+from dlt_ops.config.toml import read_toml_cached
 from dlt_ops.errors import (
     ConfigError,
     ConfigValueError,
@@ -246,7 +246,7 @@ def load_project_config(root: Path) -> ProjectConfig:
     any plugin hook or source import: the one place where harvesting secrets covers them all.
     """
     path = root / CONFIG_RELPATH
-    raw = read_toml(path)
+    raw = read_toml_cached(path)  # parsed once a process: the root check read it just now
     harvest_project_secrets(root, raw)
     return config_from_raw(root, raw)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dlt_ops.config.toml import read_toml
+from dlt_ops.config.toml import read_toml_cached
 from dlt_ops.errors import ProjectRootNotFoundError
 from dlt_ops.names import check_path
 
@@ -16,7 +16,7 @@ def is_project_root(path: Path) -> bool:
     config = path / CONFIG_RELPATH
     if not config.is_file():
         return False
-    return isinstance(read_toml(config).get("dlt_ops"), dict)
+    return isinstance(read_toml_cached(config).get("dlt_ops"), dict)
 
 
 def find_project_root(explicit: Path | None = None, start: Path | None = None) -> Path:

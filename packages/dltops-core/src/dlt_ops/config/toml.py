@@ -32,10 +32,14 @@ def read_toml_cached(path: Path) -> dict[str, Any]:
     """``read_toml`` memoised on the file's mtime and size; callers must not mutate the result.
 
     Commands that resolve credentials for many sources (``status`` over fifty of them) would
-    otherwise re-parse ``secrets.toml`` and ``config.toml`` once per source.
+    otherwise re-parse ``secrets.toml`` and ``config.toml`` once per source, and the root check,
+    the config loader and the credentials lookup would each parse ``config.toml`` again. A file
+    that does not exist is not opened either (no ``secrets.toml``: once per source per command).
     """
     try:
         stat = path.stat()
+    except FileNotFoundError:
+        return {}
     except OSError:
         return read_toml(path)
     key = (stat.st_mtime_ns, stat.st_size)

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from dlt_ops.adapters import ColumnInfo, ConnectionTarget, DestinationAdapter, DestinationSession
 from dlt_ops.adapters.protocol import SqlClient
@@ -33,7 +33,7 @@ from dlt_ops.log import get_logger
 log = get_logger(__name__)
 
 CACHE_NAME = "ledger-reads.json"
-_FORMAT = 1
+_FORMAT = 2  # 2: each answer a JSON text of its own, reads named by a hash
 #: per database, the reads kept (status, runs list, due checks: a handful of shapes)
 MAX_READS = 64
 #: databases kept; the least recently stamped go first
@@ -56,14 +56,21 @@ def _encode(value: Any) -> Any:
     raise _Uncacheable(type(value).__name__)
 
 
-def _decode(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    if isinstance(value, dict):
-        if "dt" in value:
-            return datetime.fromisoformat(value["dt"])
-        return date.fromisoformat(value["d"])
-    return value
+def _decode_marker(value: dict[str, str]) -> date:
+    """The date or datetime :func:`_encode` wrote as ``{"dt": ...}`` / ``{"d": ...}`` (the only
+    objects an answer holds: ``json.loads`` calls this for each, and builds the rest in C)."""
+    if "dt" in value:
+        return datetime.fromisoformat(value["dt"])
+    return date.fromisoformat(value["d"])
+
+
+def _decode(text: str) -> Any:
+    return json.loads(text, object_hook=_decode_marker)
+
+
+def _slot(read: str) -> str:
+    """The name a read is kept under (the statement texts are long and repeat per database)."""
+    return hashlib.sha256(read.encode()).hexdigest()[:32]
 
 
 def database_key(session_key: object) -> str:
@@ -72,7 +79,25 @@ def database_key(session_key: object) -> str:
 
 
 class ReadCache:
-    """The cache file of one project: loaded on first use, written back by :meth:`save`."""
+    """The cache file of one project: loaded on first use, written back by :meth:`save`.
+
+    :meth:`shared` hands every session pool of a process the same instance, so a command
+    that reads the ledgers in several passes (the scheduler's due check, its freshness check
+    and its alert state; ``report``) parses the file once.
+    """
+
+    _shared: ClassVar[dict[Path, ReadCache]] = {}
+    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def shared(cls, path: Path) -> ReadCache:
+        """This process's cache of ``path`` (answers stay tied to their stamps, so one kept
+        across commands of a long-lived process is as safe as a fresh one)."""
+        with cls._shared_lock:
+            found = cls._shared.get(path)
+            if found is None:
+                found = cls._shared[path] = cls(path)
+            return found
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -98,15 +123,19 @@ class ReadCache:
             if not isinstance(entry, dict) or entry.get("stamp") != stamp:
                 return False, None
             reads = entry.get("reads")
-            if not isinstance(reads, dict) or read not in reads:
+            found = reads.get(_slot(read)) if isinstance(reads, dict) else None
+            if not isinstance(found, str):
                 return False, None
-            return True, _decode(reads[read])
+        try:
+            return True, _decode(found)
+        except (ValueError, KeyError, TypeError, RecursionError):
+            return False, None  # not what this version wrote: a miss
 
     def put(self, database: str, stamp: str, read: str, value: Any) -> None:
         """Remember ``value`` as the answer to ``read`` under ``stamp`` (a new stamp drops the
         database's older answers)."""
         try:
-            encoded = _encode(value)
+            encoded = json.dumps(_encode(value), separators=(",", ":"))
         except _Uncacheable:
             return
         with self._lock:
@@ -117,7 +146,7 @@ class ReadCache:
             reads = entry["reads"]
             if len(reads) >= MAX_READS:
                 reads.pop(next(iter(reads)))
-            reads[read] = encoded
+            reads[_slot(read)] = encoded
             databases[database] = databases.pop(database)  # most recent last
             while len(databases) > MAX_DATABASES:
                 databases.pop(next(iter(databases)))

@@ -63,17 +63,27 @@ def target_of(
     registry: PluginRegistry, config: ProjectConfig, where: ResolvedDestination
 ) -> Target:
     """``where`` resolved against the installation: tier, capabilities, physical identity."""
+    return target_and_connection(registry, config, where)[0]
+
+
+def target_and_connection(
+    registry: PluginRegistry, config: ProjectConfig, where: ResolvedDestination
+) -> tuple[Target, ConnectionTarget]:
+    """:func:`target_of`, and the connection target its identity was read from (credentials
+    looked up as dlt would; without the adapter's ``dlt_setting_keys``), for a caller that
+    connects next and need not look the credentials up again."""
     tier = adapter_tier(registry, where.engine)
     adapter = load_adapter(registry, where.engine) if tier.has_adapter else None
-    identity = database_identity(adapter, connection_target(config, where))
-    return Target(
+    conn = connection_target(config, where)
+    target = Target(
         engine=where.engine,
         dataset=where.dataset,
         pipeline_name=where.pipeline_name,
-        database=identity,
+        database=database_identity(adapter, conn),
         tier=tier,
         capabilities=adapter.capabilities if adapter is not None else None,
     )
+    return target, conn
 
 
 def resolve_target(

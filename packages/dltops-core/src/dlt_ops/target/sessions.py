@@ -9,6 +9,7 @@ scheduler's due check all take their sessions from a :class:`SessionPool` keyed 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
 from dlt_ops.adapters import (
@@ -21,7 +22,7 @@ from dlt_ops.destinations import connect_when_free, connection_target, load_adap
 from dlt_ops.project.model import STATE_DIR
 from dlt_ops.target.model import Target
 from dlt_ops.target.read_cache import CACHE_NAME, ReadCache, SnapshotSession, database_key
-from dlt_ops.target.resolve import target_of
+from dlt_ops.target.resolve import target_and_connection
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
@@ -81,7 +82,9 @@ class SessionPool:
         self.registry, self.config, self.read_only = registry, config, read_only
         self._open: dict[tuple[str, str, str], DestinationSession | BaseException] = {}
         self._targets: dict[ResolvedDestination, Target] = {}
-        self._cache = ReadCache(config.root / STATE_DIR / CACHE_NAME) if read_only else None
+        #: each resolved target's connection target (its credentials, looked up once)
+        self._connections: dict[Target, ConnectionTarget] = {}
+        self._cache = ReadCache.shared(config.root / STATE_DIR / CACHE_NAME) if read_only else None
 
     def target(self, where: ResolvedDestination) -> Target:
         """``where`` as a :class:`Target` (resolved once per destination: credentials are
@@ -90,7 +93,9 @@ class SessionPool:
             return where
         found = self._targets.get(where)
         if found is None:
-            found = self._targets[where] = target_of(self.registry, self.config, where)
+            found, conn = target_and_connection(self.registry, self.config, where)
+            self._targets[where] = found
+            self._connections.setdefault(found, conn)
         return found
 
     def key(self, where: ResolvedDestination) -> tuple[str, str, str]:
@@ -106,10 +111,7 @@ class SessionPool:
                 # a name no adapter could quote is unreadable, never an empty ("missing") ledger
                 check_identifier(target.dataset, max_length=1024, subject="dataset")
                 adapter = load_adapter(self.registry, target.engine)
-                conn = connection_target(
-                    self.config, target, read_only=self.read_only,
-                    setting_keys=adapter.dlt_setting_keys,
-                )  # fmt: skip
+                conn = self._connection(adapter, target)
                 self._open[key] = self._snapshot(adapter, conn, key) or open_when_free(
                     adapter,
                     conn,  # a single-writer file held for one write: wait, then say so
@@ -120,6 +122,17 @@ class SessionPool:
         if isinstance(found, BaseException):
             raise found
         return found
+
+    def _connection(self, adapter: DestinationAdapter, target: Target) -> ConnectionTarget:
+        """``target``'s connection target as this pool opens it (read-only or not), reusing the
+        credentials :meth:`target` looked up where it resolved the target."""
+        known = self._connections.get(target)
+        if known is None or adapter.dlt_setting_keys:
+            return connection_target(
+                self.config, target, read_only=self.read_only,
+                setting_keys=adapter.dlt_setting_keys,
+            )  # fmt: skip
+        return replace(known, read_only=self.read_only)
 
     def _snapshot(
         self, adapter: DestinationAdapter, conn: ConnectionTarget, key: tuple[str, str, str]
