@@ -4,10 +4,13 @@ cannot be made, and a destination that refuses the lease's writes."""
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -17,6 +20,8 @@ from dlt_ops.config.loader import ProjectConfig
 from dlt_ops.errors import DestinationError
 from dlt_ops.project.run_locks import read_note
 from dlt_ops.runner.lease import (
+    ACQUIRE,
+    HOLDER,
     FileLease,
     LeaseBusyError,
     LeaseFileError,
@@ -180,3 +185,75 @@ def test_waiting_and_getting_the_lease_are_logged_with_the_source(tmp_path: Path
     assert done["event"] == "lease.acquired" and done["source"] == "src"
     assert abs(done["waited_s"] - took) <= 0.15 and done["waited_s"] == round(done["waited_s"], 1)
     waiter.release()
+
+
+class _Interleaved(DestinationSession):
+    """The real session, where other runs' steps run just before the n-th use of a statement:
+    the interleavings of a race, made deterministic (``None`` in a queue: nothing that time)."""
+
+    def __init__(self, session: DestinationSession, steps: dict[Statement, list[Any]]) -> None:
+        super().__init__(session.adapter, session.client, session.dataset)
+        self._steps = steps
+
+    def _before(self, stmt: Statement) -> None:
+        queue = self._steps.get(stmt)
+        step = queue.pop(0) if queue else None
+        if step is not None:
+            step()
+
+    def execute(self, stmt: Statement, *params: Any) -> int:
+        self._before(stmt)
+        return super().execute(stmt, *params)
+
+    def query(self, stmt: Statement, *params: Any) -> list[tuple[Any, ...]]:
+        self._before(stmt)
+        return super().query(stmt, *params)
+
+
+def _dead_token() -> str:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return f"{HOST}:{proc.pid}:dd"
+
+
+def test_a_lease_released_while_we_look_is_taken_on_the_second_try(
+    session: DestinationSession,
+) -> None:
+    rival = lease(session, f"elsewhere-{HOST}:1:bb", "run-b")
+    assert rival.try_acquire() is None
+    ours = TableLease(_Interleaved(session, {HOLDER: [rival.release]}), "src", "h:1:a",
+                      timedelta(minutes=5), "run-a")  # fmt: skip
+    assert ours.try_acquire() is None and ours.held
+    found = ours.holder()
+    assert found is not None and found.holder == "h:1:a"
+
+
+def test_a_second_dead_holder_in_a_row_is_named_not_taken(session: DestinationSession) -> None:
+    first = lease(session, _dead_token(), "run-dead-1")
+    assert first.try_acquire() is None
+    second = lease(session, _dead_token(), "run-dead-2")
+
+    def second_reclaims_first() -> None:  # ...and dies too, before our second try
+        assert second.try_acquire() is None
+
+    ours = TableLease(_Interleaved(session, {ACQUIRE: [None, second_reclaims_first]}), "src",
+                      "h:1:a", timedelta(minutes=5), "run-a")  # fmt: skip
+    busy = ours.try_acquire()
+    assert busy is not None and (busy.holder, busy.run_id) == (second.token, "run-dead-2")
+    assert not ours.held
+
+
+def test_a_lease_that_changes_hands_at_every_look_is_busy_and_says_so(
+    session: DestinationSession,
+) -> None:
+    rival = lease(session, f"elsewhere-{HOST}:1:bb", "run-b")
+    assert rival.try_acquire() is None
+
+    def retake() -> None:
+        assert rival.try_acquire() is None
+
+    steps: dict[Statement, list[Any]] = {ACQUIRE: [None, retake], HOLDER: [rival.release] * 2}
+    ours = TableLease(_Interleaved(session, steps), "src", "h:1:a", timedelta(minutes=5), "run-a")
+    busy = ours.try_acquire()
+    assert busy is not None and not ours.held
+    assert busy.describe() == "holder h:1:a"  # nobody to name: the refusal still reads
