@@ -59,11 +59,17 @@ schedule = "@daily"
 schedule = "@daily"
 dataset = "ds"
 destination = "filesystem"
+
+[sources.typo_src.dlt_ops]
+schedule = "@daily"
+dataset = "ds"
+destination = "duckbd"
 """
 
 
 def test_duckdb_states(project, templates, cli) -> None:  # noqa: ANN001
-    sources = {name: templates["events"] for name in ("events_src", "nods_src", "fs_src")}
+    names = ("events_src", "nods_src", "fs_src", "typo_src")
+    sources = {name: templates["events"] for name in names}
     root = project(STATES, sources)
     states = _status(cli, root)
     assert states["events_src"]["ledger"] == "missing" and states["events_src"]["error"] is None
@@ -74,6 +80,9 @@ def test_duckdb_states(project, templates, cli) -> None:  # noqa: ANN001
         states["fs_src"]["error"]
         == "destination 'filesystem' has no DestinationAdapter (core mode)"
     )
+    # a name dlt has no destination for is a broken config, not a core-tier destination
+    assert states["typo_src"]["ledger"] == "unreadable"
+    assert "dlt has no destination named 'duckbd'" in states["typo_src"]["error"]
     assert not (root / "events_src_pipeline.duckdb").exists(), "status must not create files"
 
     assert cli("pipeline", "run", "-s", "events_src", "-y", cwd=root).returncode == 0
@@ -84,6 +93,7 @@ def test_duckdb_states(project, templates, cli) -> None:  # noqa: ANN001
     text = cli("pipeline", "status", cwd=root).stdout
     assert "! ledger unreadable: No dataset configured" in text
     assert "! ledger unsupported: destination 'filesystem' has no DestinationAdapter" in text
+    assert "! ledger unreadable: dlt has no destination named 'duckbd'" in text
 
 
 LANES = """

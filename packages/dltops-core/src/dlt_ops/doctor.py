@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from dlt_ops.adapters.derived_label import is_derived
+from dlt_ops.adapters.dlt_credentials import dlt_knows_destination
 from dlt_ops.plugins import KINDS, PluginRegistry, PluginSource
 
 
@@ -56,22 +57,6 @@ class DoctorReport:
         return not (self.failures or self.conflicts or self.unknown_kinds or self.stale_picks)
 
 
-def _dlt_knows(engine: str) -> bool | None:
-    """Whether dlt has a destination named ``engine`` (``None``: dlt cannot say here)."""
-    try:
-        from dlt.common.destination import Destination
-        from dlt.common.destination.exceptions import UnknownDestinationModule
-    except ImportError:
-        return None
-    try:
-        Destination.from_reference(engine)
-    except UnknownDestinationModule:
-        return False
-    except Exception:  # dlt knows the name but cannot build it here (a missing extra)
-        return True
-    return True
-
-
 def _builds_dlt_destination_by_name(adapter: object) -> bool:
     """The adapter leaves dlt's destination to dlt, which finds it by the engine's name."""
     from dlt_ops.adapters.protocol import DestinationAdapter
@@ -106,7 +91,11 @@ def _adapter_problems(registry: PluginRegistry, source: PluginSource) -> list[st
                 f"adapter registered as '{reg.name}' says name = '{name}': an adapter's name "
                 f"is dlt's engine name and must equal its registration (and entry point)"
             )
-        elif not missing and _builds_dlt_destination_by_name(obj) and _dlt_knows(engine) is False:
+        elif (
+            not missing
+            and _builds_dlt_destination_by_name(obj)
+            and dlt_knows_destination(engine) is False
+        ):
             out.append(
                 f"adapter '{reg.name}': dlt has no destination named '{engine}' and the "
                 f"adapter does not build one (dlt_destination); name it after dlt's engine"

@@ -25,6 +25,22 @@ def explicit_destination(engine: str, credentials: Any) -> Any:
     return Destination.from_reference(engine, credentials=as_native(dest, credentials))
 
 
+def dlt_knows_destination(engine: str) -> bool | None:
+    """Whether dlt has a destination named ``engine`` (``None``: dlt cannot say here)."""
+    try:
+        from dlt.common.destination import Destination
+        from dlt.common.destination.exceptions import UnknownDestinationModule
+    except ImportError:
+        return None
+    try:
+        Destination.from_reference(engine)
+    except UnknownDestinationModule:
+        return False
+    except Exception:  # dlt knows the name but cannot build it here (a missing extra)
+        return True
+    return True
+
+
 def as_native(dest: Any, credentials: Any) -> Any:
     """A table of credential fields as dlt's connection string for ``dest``, where it has one.
 

@@ -64,6 +64,21 @@ def _unsupported_message(engine: str) -> str:
     return f"destination '{engine}' has no DestinationAdapter (core mode)"
 
 
+def _without_adapter(source: str, engine: str) -> SourceStatus:
+    """Core tier is ``unsupported`` (no ledger can exist); a name dlt has no destination for is
+    a broken config, so ``unreadable`` with the fix (dlt is imported only on this path)."""
+    from dlt_ops.adapters.dlt_credentials import dlt_knows_destination
+
+    if dlt_knows_destination(engine) is False:
+        return SourceStatus(
+            source,
+            "unreadable",
+            f"dlt has no destination named '{engine}': fix [dlt_ops] default_destination or "
+            f"[sources.{source}.dlt_ops] destination in .dlt/config.toml",
+        )
+    return SourceStatus(source, "unsupported", _unsupported_message(engine))
+
+
 def collect_status(
     registry: PluginRegistry,
     config: ProjectConfig,
@@ -120,7 +135,7 @@ def _plan(
     readers = ledger.with_method("read_runs")
     if not readers:
         if not ledger.has_adapter:
-            return SourceStatus(source, "unsupported", _unsupported_message(where.engine))
+            return _without_adapter(source, where.engine)
         return SourceStatus(
             source, "unreadable", "no readable ledger sink in [dlt_ops] ledger_sinks"
         )
