@@ -90,6 +90,30 @@ def test_a_destination_is_resolved_once_per_pool(
         assert pool.key(_where())[1] == str(tmp_path / "elsewhere.duckdb")
 
 
+def test_inside_resolving_once_every_pool_takes_the_first_resolution(
+    tmp_path: Path, registry: PluginRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fleet reader's several pools (the scheduler's due check, freshness check and alert
+    state) resolve each source once inside ``resolving_once``; outside it, afresh."""
+    from dlt_ops.target import resolve_target, resolving_once
+
+    config = _project(tmp_path)
+    shared, elsewhere = str(tmp_path / "shared.duckdb"), str(tmp_path / "elsewhere.duckdb")
+    with resolving_once():
+        with SessionPool(registry, config) as pool:
+            assert pool.key(_where())[1] == shared
+        assert resolve_target(registry, config, "p1").database == shared
+        monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", elsewhere)
+        with SessionPool(registry, config) as pool:
+            assert pool.key(_where())[1] == shared  # the pass's first answer holds
+            assert pool.key(_where("p2"))[1] == elsewhere  # one not asked yet: resolved now
+        with resolving_once():  # nested: the outer pass's answers still hold
+            assert resolve_target(registry, config, "p1").database == shared
+    with SessionPool(registry, config) as pool:  # the pass is over: resolved afresh
+        assert pool.key(_where())[1] == elsewhere
+    assert resolve_target(registry, config, "p1").database == elsewhere
+
+
 def test_a_dataset_no_adapter_could_quote_is_refused_and_remembered(
     tmp_path: Path, registry: PluginRegistry
 ) -> None:

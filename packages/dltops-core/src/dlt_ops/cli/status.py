@@ -287,6 +287,7 @@ def status(
     )
     from dlt_ops.ledger.writer import utcnow
     from dlt_ops.project.discovery import discover
+    from dlt_ops.target import resolving_once
 
     state: AppState = ctx.obj.with_root(root)
     config = state.project()
@@ -305,10 +306,11 @@ def status(
         since=_since(since),
         limit=limit,
     )
-    statuses = collect_status(state.registry(), config, selected, query, dataset=dataset)
-    _check_resource(config, project, selected, resource, statuses)
-    now = utcnow()
-    freshness = freshness_for(state.registry(), config, statuses, now, query, dataset=dataset)
+    with resolving_once():  # a second read (a full page without a success) reuses the targets
+        statuses = collect_status(state.registry(), config, selected, query, dataset=dataset)
+        _check_resource(config, project, selected, resource, statuses)
+        now = utcnow()
+        freshness = freshness_for(state.registry(), config, statuses, now, query, dataset=dataset)
     slots = slots_for(config, statuses, freshness, now)
     stale = stale_by_freshness(
         statuses, freshness, now, config.staleness_days, config.heartbeat_seconds

@@ -62,6 +62,18 @@ def _remember(value: Credentials) -> None:
             pass
 
 
+def _credential_keys(source: Mapping[str, str]) -> dict[str, str]:
+    """The variables of ``source`` whose name holds ``CREDENTIALS``. For ``os.environ`` its
+    raw bytes are scanned (a match is decoded as ``os.environ`` would): iterating
+    ``os.environ`` decodes every name, per source of a fleet."""
+    raw = getattr(source, "_data", None) if source is os.environ and os.name == "posix" else None
+    if not isinstance(raw, dict):
+        return {k: source[k] for k in source if "CREDENTIALS" in k}
+    return {
+        k: source[k] for k in (os.fsdecode(b) for b in raw if b"CREDENTIALS" in b) if k in source
+    }
+
+
 def resolve_credentials(
     root: Path,
     engine: str,
@@ -72,8 +84,7 @@ def resolve_credentials(
     # one plain copy of the keys a lookup can match (every path ends in "credentials": the
     # exact key or its "__" fields), so the prefix scans below are short: called per source
     # (keys first: os.environ decodes each value it is asked for)
-    source = os.environ if environ is None else environ
-    env = {k: source[k] for k in source if "CREDENTIALS" in k}
+    env = _credential_keys(os.environ if environ is None else environ)
     secrets = read_toml_cached(root / ".dlt" / "secrets.toml")
     config = read_toml_cached(root / ".dlt" / "config.toml")
     providers = [

@@ -133,12 +133,24 @@ class RunRecord:
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> RunRecord:
-        """Build from a row selected in ``ALL_KEYS`` order."""
-        values = dict(zip(ALL_KEYS, row, strict=True))
-        for key in ("records_extracted", "records_loaded", "pid", "orchestrator_try"):
-            if values[key] is not None:
-                values[key] = int(values[key])
-        return cls(**values)
+        """Build from a row selected in ``ALL_KEYS`` order (a listing of a thousand sources
+        builds ten thousand: positionally, when the fields are in that order, as they are)."""
+        if len(row) != len(ALL_KEYS):
+            raise ValueError(f"a ledger row of {len(row)} values for {len(ALL_KEYS)} columns")
+        values = list(row)
+        for index in _INT_INDEXES:
+            if values[index] is not None:
+                values[index] = int(values[index])
+        if _FIELDS_IN_COLUMN_ORDER:
+            return cls(*values)
+        return cls(**dict(zip(ALL_KEYS, values, strict=True)))
+
+
+#: columns ``from_row`` makes ints of (a driver may hand back another integer type)
+_INT_INDEXES = tuple(
+    ALL_KEYS.index(k) for k in ("records_extracted", "records_loaded", "pid", "orchestrator_try")
+)
+_FIELDS_IN_COLUMN_ORDER = tuple(f.name for f in dataclasses.fields(RunRecord)) == ALL_KEYS
 
 
 def root_cause(exc: BaseException) -> BaseException:

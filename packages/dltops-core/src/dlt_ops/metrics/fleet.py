@@ -198,6 +198,15 @@ def collect_fleet(
     registry: PluginRegistry, config: ProjectConfig, sources: list[str], now: datetime
 ) -> FleetMetrics:
     """Every source's figures (one session per destination and dataset)."""
+    from dlt_ops.target import resolving_once
+
+    with resolving_once():  # two pools read the fleet: each target resolved once
+        return _collect_fleet(registry, config, sources, now)
+
+
+def _collect_fleet(
+    registry: PluginRegistry, config: ProjectConfig, sources: list[str], now: datetime
+) -> FleetMetrics:
     from dlt_ops.ledger.sinks import LedgerQuery
     from dlt_ops.ledger.status import collect_status
     from dlt_ops.target.sessions import SessionPool

@@ -148,6 +148,20 @@ def collect(
 ) -> FleetReport:
     """Read every source's ledgers (one session per destination and dataset); sources whose
     newest run failed or whose ledger could not be read come first, then stale ones."""
+    from dlt_ops.target import resolving_once
+
+    with resolving_once():  # several pools read the fleet: each target resolved once
+        return _collect(registry, config, sources, now, limit=limit)
+
+
+def _collect(
+    registry: PluginRegistry,
+    config: ProjectConfig,
+    sources: list[str],
+    now: datetime,
+    *,
+    limit: int = 30,
+) -> FleetReport:
     from dlt_ops.ledger.sinks import LedgerQuery
     from dlt_ops.ledger.status import (
         collect_status,

@@ -79,19 +79,31 @@ def run_due(
     process of its own when more than one. Then alert what the freshness watch finds changed
     (``watch`` carries what was sent from pass to pass; a new one reads it back from the
     destination). ``interruptible=False`` (the loop): Ctrl-C does not reach the child runs."""
+    from contextlib import ExitStack
+
+    from dlt_ops.target import resolving_once
+
     now = now or utcnow()
     project = _discover(config)  # once a pass: a fleet's scan is read from its cache file
-    dues = [d for d in all_due(registry, config, scheduled_sources(config, project), now) if d]
-    for d in dues:
-        log.info("scheduler.due", source=d.source, schedule=d.schedule, slot=d.slot.isoformat(),
-                 last_started=d.last_started.isoformat() if d.last_started else None)  # fmt: skip
-    if max_parallel <= 1 or len(dues) <= 1:  # in this thread: Ctrl-C reaches the run
-        ticks = [with_retries(d, partial(run_attempt, registry, config, d, now, windowed))
-                 for d in dues]  # fmt: skip
-    else:
-        ticks = _run_isolated(registry, config, dues, now, windowed, max_parallel, interruptible)
-    # after the runs: a source this pass ran is judged on that run
-    (watch or FreshnessWatch()).check(registry, config, watched_sources(config, project), now)
+    with ExitStack() as deciding:  # each source's target resolved once while nothing runs
+        deciding.enter_context(resolving_once())
+        dues = [d for d in all_due(registry, config, scheduled_sources(config, project), now) if d]
+        for d in dues:
+            last = d.last_started.isoformat() if d.last_started else None
+            log.info("scheduler.due", source=d.source, schedule=d.schedule,
+                     slot=d.slot.isoformat(), last_started=last)  # fmt: skip
+        if dues:  # a run resolves its own target; the check after it resolves afresh
+            deciding.close()
+        if max_parallel <= 1 or len(dues) <= 1:  # in this thread: Ctrl-C reaches the run
+            ticks = [with_retries(d, partial(run_attempt, registry, config, d, now, windowed))
+                     for d in dues]  # fmt: skip
+        else:
+            ticks = _run_isolated(registry, config, dues, now, windowed, max_parallel,
+                                  interruptible)  # fmt: skip
+        # after the runs: a source this pass ran is judged on that run
+        with resolving_once():
+            watch = watch or FreshnessWatch()
+            watch.check(registry, config, watched_sources(config, project), now)
     return ticks
 
 

@@ -7,6 +7,7 @@ from dlt_ops.target.resolve import (
     credentials_identity,
     database_identity,
     resolve_target,
+    resolving_once,
     target_of,
 )
 
@@ -17,5 +18,6 @@ __all__ = [
     "credentials_identity",
     "database_identity",
     "resolve_target",
+    "resolving_once",
     "target_of",
 ]

@@ -7,7 +7,10 @@ dlt would; nothing connects.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
 
 from dlt_ops.adapters.derived_label import is_derived
 from dlt_ops.destinations import connection_target, load_adapter, resolve_destination
@@ -18,6 +21,29 @@ if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
     from dlt_ops.destinations import ResolvedDestination
     from dlt_ops.plugins import PluginRegistry
+
+#: targets resolved inside :func:`resolving_once`: (registry, config, where) by identity
+_RESOLVED: ContextVar[dict[tuple[int, int, Any], tuple[Any, ...]] | None] = ContextVar(
+    "dlt_ops_resolved_targets", default=None
+)
+
+
+@contextmanager
+def resolving_once() -> Iterator[None]:
+    """Inside the block each source's target (and its credentials) is resolved once, however
+    many session pools and checks ask: a fleet-wide reader that reads in several passes (the
+    scheduler's due check, freshness check and alert state; ``report``) paid the credentials
+    lookup in env vars and both TOML files per source per pass. For a block that changes
+    neither the environment nor the config: what was resolved first holds to its end."""
+    if _RESOLVED.get() is not None:  # nested: the outer block's answers hold
+        yield
+        return
+    token = _RESOLVED.set({})
+    try:
+        yield
+    finally:
+        _RESOLVED.reset(token)
+
 
 # the password of a URL (scheme://user:password@host) and password-like mapping keys: what an
 # identity must never carry, whatever secrets are known to the redactor at the time
@@ -71,7 +97,21 @@ def target_and_connection(
 ) -> tuple[Target, ConnectionTarget]:
     """:func:`target_of`, and the connection target its identity was read from (credentials
     looked up as dlt would; without the adapter's ``dlt_setting_keys``), for a caller that
-    connects next and need not look the credentials up again."""
+    connects next and need not look the credentials up again; inside :func:`resolving_once`,
+    the answer it gave the first time."""
+    memo = _RESOLVED.get()
+    if memo is None:
+        return _resolve(registry, config, where)
+    key = (id(registry), id(config), where)
+    found = memo.get(key)
+    if found is None:  # the registry and config are kept with the answer: their ids stay theirs
+        found = memo[key] = (*_resolve(registry, config, where), registry, config)
+    return found[0], found[1]
+
+
+def _resolve(
+    registry: PluginRegistry, config: ProjectConfig, where: ResolvedDestination
+) -> tuple[Target, ConnectionTarget]:
     tier = adapter_tier(registry, where.engine)
     adapter = load_adapter(registry, where.engine) if tier.has_adapter else None
     conn = connection_target(config, where)
