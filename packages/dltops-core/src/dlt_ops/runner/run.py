@@ -566,10 +566,10 @@ def _execute(
     # extracting it again would load it twice. One that completed (closed so by this run, or
     # it died after its finish) booked the rows on its row; one that failed after its commit
     # left them to this attempt
-    done = request.backfill_id is not None and state.booked_earlier is not None
-    prior = rows_landed_by(pipeline_dir, ctx.run_id) if request.backfill_id and not done else None
-    if done:
-        prior = Landed(0, {})
+    if state.booked_earlier is not None:  # set for a reclaimed chunk only
+        prior: Landed | None = Landed(0, {})
+    else:
+        prior = rows_landed_by(pipeline_dir, ctx.run_id) if request.backfill_id else None
     # a backfill chunk's working dir is its own: a package half-written there was left by a
     # killed attempt of this chunk (never loaded); the chunk re-extracts its window anyway
     drop = prior is None and (request.drop_pending or (
