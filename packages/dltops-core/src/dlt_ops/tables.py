@@ -118,10 +118,10 @@ class Table:
         right = [col.align == "right" for col in self.columns]
 
         def text(cells: Sequence[str]) -> str:
-            return "".join(
+            return "".join([
                 sep + (cell.rjust(w) if r else cell.ljust(w))
                 for sep, cell, w, r in zip(seps, cells, widths, right, strict=True)
-            ).rstrip()
+            ]).rstrip()  # fmt: skip
 
         out = [text([c.header for c in self.columns])] if self.header else []
         for cells, notes in self.rows:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
@@ -37,7 +38,13 @@ def select_list(present: Iterable[ColumnInfo] | None = None) -> str:
     (``present`` given) reads as ``NULL`` until the next write adds it."""
     if present is None:
         return _COLS
-    have = {c.name.lower() for c in present}
+    return _select_list_of(frozenset(c.name.lower() for c in present))
+
+
+@functools.lru_cache(maxsize=16)
+def _select_list_of(have: frozenset[str]) -> str:
+    """:func:`select_list` for a table holding the columns ``have`` (built once per shape: a
+    reader over a thousand ledger files asks for the same one a thousand times)."""
     return ", ".join(k if k in have else f"NULL AS {k}" for k in ALL_KEYS)
 
 
