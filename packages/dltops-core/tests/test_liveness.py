@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +92,60 @@ def test_a_live_process_whose_name_holds_a_parenthesis_is_alive(tmp_path) -> Non
     finally:
         proc.kill()
         proc.wait()
+
+
+def _in_a_child(check: Callable[[], bool]) -> bool:
+    """``check()`` in a forked child (which may change its user or root first)."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit code
+        try:
+            code = 0 if check() else 1
+        except BaseException:
+            code = 2
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) != 2, status
+    return os.WEXITSTATUS(status) == 0
+
+
+def test_asking_whether_a_process_lives_sends_it_no_signal() -> None:
+    # SIGHUP at its default (a shell's nohup ignores it): any signal sent would end the child
+    child = (
+        "import signal, time; signal.signal(signal.SIGHUP, signal.SIG_DFL); "
+        "print(1, flush=True); time.sleep(30)"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"1\n"
+        assert pid_alive(proc.pid) is True
+    finally:
+        proc.terminate()
+        proc.wait()
+    assert proc.returncode == -signal.SIGTERM  # our terminate ended it, nothing before it
+
+
+def test_a_live_process_of_another_user_is_alive() -> None:
+    parent = os.getpid()
+    assert pid_alive(parent) is True  # for its own user
+
+    def as_someone_else() -> bool:
+        if os.geteuid() == 0:
+            os.setuid(65534)  # nobody: may not signal root's processes
+            return pid_alive(parent)
+        return pid_alive(1)  # root's init
+
+    assert _in_a_child(as_someone_else) is True
+
+
+def test_a_live_process_is_alive_without_proc(tmp_path: Path) -> None:
+    # as on macOS: the pid answers, /proc/<pid>/stat cannot be read, so it is not judged a zombie
+    if os.geteuid() != 0:
+        pytest.skip("chroot needs root (CI runs as root)")
+
+    assert pid_alive(os.getpid()) is True  # with /proc
+
+    def without_proc() -> bool:
+        os.chroot(tmp_path)
+        return pid_alive(os.getpid())
+
+    assert _in_a_child(without_proc) is True
