@@ -17,7 +17,7 @@ from dlt_ops.assertions.engine import ResourceEngine
 from dlt_ops.assertions.gate import AssertionGate, AssertionStep, _as_row, build_engines
 from dlt_ops.assertions.model import parse_assertions
 from dlt_ops.config import ProjectConfig, load_project_config
-from dlt_ops.errors import AssertionFailedError
+from dlt_ops.errors import AssertionConfigError, AssertionFailedError
 from dlt_ops.plugins import PluginRegistry
 from dlt_ops.runner.model import RunContext
 from dlt_ops.target import Target, Tier
@@ -250,8 +250,44 @@ def test_warnings_count_the_rows_they_cover(
         engines["rows"].observe({"id": i} if i else {"id": i, "kind": "a"})
     gate = AssertionGate(_context(config, registry, session), engines)
     pipeline, load_id = _extracted(tmp_path)
-    gate.after_extract(pipeline, load_id)
+    with capture_logs() as logs:
+        gate.after_extract(pipeline, load_id)
+    assert "assertion warn summary for src.rows: required_columns=2" in [e["event"] for e in logs]
     verdicts = gate.summary().resources
     assert (verdicts["few"].warned, verdicts["few"].rejected, verdicts["few"].failed) == (3, 0, 0)
     assert (verdicts["rows"].warned, verdicts["rows"].rejected) == (2, 0)
     assert gate.summary().failed_checks == ()
+
+
+def test_engines_are_built_for_the_selected_resources_only(
+    config: ProjectConfig, registry: PluginRegistry
+) -> None:
+    parsed = parse_assertions(
+        {"events": {"unique_columns": ["id"]}, "other": {"unique_columns": ["id"]}}, "src"
+    )
+    assert list(build_engines(config, registry, parsed, {"events": object()})) == ["events"]
+
+
+def test_a_custom_predicate_resolves_from_the_project_root(
+    config: ProjectConfig, registry: PluginRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = f"rules_{tmp_path.name.replace('-', '_')}"  # never imported before
+    (config.root / f"{module}.py").write_text("def has_kind(row):\n    return 'kind' in row\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    engines = _engines(config, registry, events={"custom": [{"predicate": f"{module}:has_kind"}]})
+    (entry,) = engines["events"].entries
+    assert entry.predicate is not None
+    assert entry.predicate({"kind": "a"}) is True and entry.predicate({}) is False
+
+
+def test_an_unresolvable_predicate_is_refused_naming_the_source(
+    config: ProjectConfig, registry: PluginRegistry
+) -> None:
+    with pytest.raises(AssertionConfigError) as refused:
+        _engines(config, registry, events={"custom": [{"predicate": "no_such_module_x:f"}]})
+    assert str(refused.value).startswith(
+        "invalid assertion config for source 'src': [assertions.events.custom[0]] custom "
+        "predicate 'no_such_module_x:f' is not resolvable: ModuleNotFoundError"
+    ), refused.value

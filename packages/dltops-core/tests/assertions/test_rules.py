@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from structlog.testing import capture_logs
 
 from dlt_ops.errors import AssertionConfigError, DestinationCapabilityError
 
@@ -138,6 +139,7 @@ def test_preflight_refuses_invalid_assertions_before_extract(make_project, resou
         with pytest.raises(AssertionConfigError, match="is batch-scoped") as refused:
             p.run("events", "typed")
         assert refused.value.exit_code == 2
+        assert str(refused.value).startswith("invalid assertion config for source 'src': ")
         assert not (p.root / "src_pipeline.duckdb").exists()
         return
     outcome = p.run("events", "typed")
@@ -165,3 +167,47 @@ def test_quarantine_on_core_tier_is_refused_at_validate_and_preflight(make_proje
     outcome = p.run()
     assert isinstance(outcome.error, DestinationCapabilityError)
     assert not (p.root / "files").exists()
+
+
+def test_the_preflight_checks_only_the_selected_resources(make_project) -> None:
+    p = make_project().configure("""
+        [sources.src.dlt_ops.assertions.typed]
+        unique_columns = ["id", "nope"]
+    """)
+    p.data(rows(1, 2))
+    with capture_logs() as logs:
+        outcome = p.run("events")  # typed's columns are checked when typed runs
+    assert outcome.ok, outcome.error
+    assert "assertions.summary" not in [e["event"] for e in logs]  # no gate: nothing asserted
+
+
+def test_assertions_for_a_resource_the_source_lacks_refuse_the_run(make_project) -> None:
+    p = make_project().configure("""
+        [sources.src.dlt_ops.assertions.gone]
+        unique_columns = ["id"]
+    """)
+    p.data(rows(1))
+    outcome = p.run("events")
+    assert isinstance(outcome.error, AssertionConfigError), outcome.error
+    assert str(outcome.error).startswith(
+        "invalid assertion config for source 'src': [assertions.gone] source 'src' has no "
+        "resource 'gone' (its resources: events, typed)"
+    ), outcome.error
+
+
+def test_the_columns_exemption_is_honoured_at_run_time(make_project) -> None:
+    exempt = """
+        [sources.src.dlt_ops.rule_exemptions]
+        assertion_columns_exist = "the model is loose on purpose"
+
+        [sources.src.dlt_ops.assertions.typed]
+        unique_columns = ["id", "nope"]
+    """
+    gone = '\n[sources.src.dlt_ops.assertions.gone]\nunique_columns = ["id"]\n'
+    p = make_project().configure(exempt + gone)
+    p.data(rows(1), typed=[{"id": 1, "kind": "a"}])
+    refused = p.run("typed")  # the exemption waives the columns, never another issue
+    assert isinstance(refused.error, AssertionConfigError), refused.error
+    assert "no resource 'gone'" in str(refused.error) and "nope" not in str(refused.error)
+    outcome = p.configure(exempt).run("typed")
+    assert outcome.ok, outcome.error
