@@ -194,3 +194,10 @@ def test_one_rate_alone_estimates_the_cost_and_no_pages_cost_nothing() -> None:
     tallies = Tallies({"r": ResourceTally(records_in=4, pages=0, passed=4)})
     per_page = _receipts(tallies, None, "extract", rates={"per_page": 3.0})
     assert per_page["r"].cost == pytest.approx(0.0) and per_page["r"].cost_basis == "estimated"
+
+
+def test_a_run_without_a_trace_books_nothing_written_and_holds_back_what_passed() -> None:
+    tallies = Tallies({"r": ResourceTally(records_in=4, pages=1, passed=3)})
+    for phase in ("normalize", "load"):  # dlt left no trace to read the package from
+        row = _receipts(tallies, None, phase)["r"]
+        assert (row.records_out, row.rows_loaded, row.failed, row.filtered) == (0, 0, 3, 1)

@@ -506,6 +506,24 @@ def test_unreadable_resume_state_names_the_cause(manager: Any) -> None:
     assert "BinderException" in str(refused.value)  # the destination's own error, quoted
 
 
+def test_a_destination_that_cannot_say_whether_the_table_exists_never_starts_fresh(
+    manager: Any,
+) -> None:
+    class Unreachable(_Failing):  # the connection is gone: every read fails
+        def query(self, stmt: Any, *params: Any) -> Any:
+            raise RuntimeError("connection lost")
+
+        def fetch_columns(self, table: str) -> Any:
+            raise RuntimeError("connection lost")
+
+    m = manager("ns")
+    _insert(m.session, ("p", "events", "ns", "5", 1, "active", _at(1)))
+    m.session = Unreachable(m.session, "-")
+    with pytest.raises(CheckpointStateError, match="failed to read resume state") as refused:
+        m.resume_value(like=0)  # not "no table, start from the beginning"
+    assert "connection lost" in str(refused.value)
+
+
 def test_a_table_that_cannot_be_created_refuses_with_the_cause(manager: Any) -> None:
     class Refusing(_Failing):
         def ensure_table(self, spec: Any) -> None:
