@@ -239,7 +239,7 @@ def test_0_1_validation_context_and_rule_spec(project, templates) -> None:  # no
     import dataclasses
 
     from dlt_ops import RuleSpec, ValidationContext, ValidationError
-    from dlt_ops.compat.validation import legacy_context
+    from dlt_ops.validate.legacy_context import legacy_context
     from dlt_ops.config import load_project_config
     from dlt_ops.project.discovery import discover
 
@@ -297,7 +297,7 @@ def test_0_1_source_info_built_by_hand() -> None:
 def test_0_1_derived_adapter_calls(tmp_path: Path) -> None:
     import dlt
 
-    from dlt_ops.compat.derived import DerivedCapabilities, LegacyDerivedAdapter
+    from dlt_ops.adapters.legacy_derived import DerivedCapabilities, LegacyDerivedAdapter
     from dlt_ops.destinations import (
         UnderivableDestinationError,
         derivable_destinations,

@@ -39,7 +39,7 @@ _FROM_0_1 = {
     "AssertionType": ("dlt_ops.assertions.model", "AssertionType"),
     "DriftFinding": ("dlt_ops.reconcile.model", "DriftFinding"),
     "ReconcileResult": ("dlt_ops.reconcile.model", "SourceReport"),
-    "RuleSpec": ("dlt_ops.compat.validation", "RuleSpec"),
+    "RuleSpec": ("dlt_ops.compat.validators", "RuleSpec"),
     "Schedule": ("dlt_ops.config.schema", "Schedule"),
     "SecretBackend": ("dlt_ops.secrets", "SecretBackend"),
     "SourceConfig": ("dlt_ops.config.loader", "SourceConfig"),

@@ -224,7 +224,7 @@ _FROM_0_1 = frozenset({
 
 def __getattr__(name: str) -> object:
     if name in _FROM_0_1:
-        from dlt_ops.compat import derived
+        from dlt_ops.adapters import legacy_derived as derived
 
         return getattr(derived, name)
     raise AttributeError(f"module 'dlt_ops.destinations' has no attribute {name!r}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from dlt_ops.compat.airflow import INSTALL_HINT, AirflowVariableBackend, airflow_rules
+from dlt_ops.airflow.legacy import INSTALL_HINT, AirflowVariableBackend, airflow_rules
 
 #: the names that need Airflow 3: name -> module
 _NEEDS_AIRFLOW = {

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dlt_ops.compat.source_info import LegacySourceInfo
+    from dlt_ops.project.legacy_source_info import LegacySourceInfo
     from dlt_ops.reconcile.model import SourceReport
     from dlt_ops.validate.framework import Finding
 
@@ -33,8 +33,8 @@ def discover_sources(project_root: Path | str) -> dict[str, LegacySourceInfo]:
     imported only when its ``source_fn`` is asked for)."""
     import functools
 
-    from dlt_ops.compat.source_info import LegacySourceInfo
     from dlt_ops.project.discovery import discover
+    from dlt_ops.project.legacy_source_info import LegacySourceInfo
 
     config, _ = _project(project_root)
     project = discover(config.root)
@@ -60,7 +60,7 @@ def validate_sources(
     """``pipeline validate``'s findings for the project (``strict``: warnings as errors).
 
     ``validators=`` (0.1's custom list) runs exactly those callables instead of the rules,
-    each on 0.1's context (:class:`dlt_ops.compat.validation.LegacyValidationContext`).
+    each on 0.1's context (:class:`dlt_ops.validate.legacy_context.LegacyValidationContext`).
     """
     from dlt_ops.project.discovery import discover
     from dlt_ops.validate.engine import validate_project
@@ -68,7 +68,7 @@ def validate_sources(
     config, registry = _project(project_root)
     project = discover(config.root)
     if validators is not None:
-        from dlt_ops.compat.validation import legacy_context, run_validators
+        from dlt_ops.compat.validators import legacy_context, run_validators
 
         return run_validators(legacy_context(config, project.sources), validators)
     return list(validate_project(config, registry, project, strict=strict).findings)

@@ -125,9 +125,9 @@ class SourceInfo:
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         """0.1's keyword form (``pipeline_name=``, ``path=``, ``source_fn=``...) builds 0.1's
-        record (:class:`dlt_ops.compat.source_info.LegacySourceInfo`)."""
+        record (:class:`dlt_ops.project.legacy_source_info.LegacySourceInfo`)."""
         if kwargs and not args and not _KEYWORDS_0_1.isdisjoint(kwargs):
-            from dlt_ops.compat.source_info import LegacySourceInfo
+            from dlt_ops.project.legacy_source_info import LegacySourceInfo
 
             return LegacySourceInfo(**kwargs)
         return super().__new__(cls)

@@ -163,9 +163,9 @@ class ValidationContext:
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         """0.1's keyword form (``sources=``, ``config=``, ``project_root=``...) builds 0.1's
-        context (:class:`dlt_ops.compat.validation.LegacyValidationContext`)."""
+        context (:class:`dlt_ops.validate.legacy_context.LegacyValidationContext`)."""
         if kwargs and not args and not _KEYWORDS_0_1.isdisjoint(kwargs):
-            from dlt_ops.compat.validation import LegacyValidationContext
+            from dlt_ops.validate.legacy_context import LegacyValidationContext
 
             return LegacyValidationContext(**kwargs)
         return super().__new__(cls)

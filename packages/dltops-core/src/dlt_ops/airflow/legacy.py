@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from dlt_ops.builtin import airflow_secrets
+from dlt_ops.airflow import secret_backend
 from dlt_ops.validate.framework import Rule
 
 #: what ``import dlt_ops.airflow``'s DAG builders raise without Airflow 3 (one line)
@@ -24,7 +24,7 @@ class SecretRequest(NamedTuple):
     key: str
 
 
-class AirflowVariableBackend(airflow_secrets.AirflowVariableBackend):
+class AirflowVariableBackend(secret_backend.AirflowVariableBackend):
     """The ``airflow`` secret backend, plus 0.1's claim and fetch calls."""
 
     def secret_requests(self, section: Mapping[str, Any]) -> tuple[SecretRequest, ...]:

@@ -10,14 +10,13 @@ config=..., project_root=...)`` built by keyword, as 0.1 built it, gives a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
-    from dlt_ops.validate.framework import Finding, Rule
 
 
 @dataclass(frozen=True)
@@ -51,30 +50,3 @@ def legacy_context(config: ProjectConfig, sources: Mapping[str, Any]) -> LegacyV
         sources=dict(sources), config=dict(config.raw), project_root=config.root,
         resolved_rules=dict(config.rules), exemptions=exemptions,
     )  # fmt: skip
-
-
-def run_validators(
-    ctx: LegacyValidationContext, validators: Sequence[Callable[[Any], Iterable[Finding]]]
-) -> list[Finding]:
-    """Exactly ``validators``, in order, on ``ctx`` (0.1's custom list replaced the rules)."""
-    return [finding for validator in validators for finding in validator(ctx) or ()]
-
-
-def RuleSpec(  # noqa: N802 - 0.1's class name, kept for its callers
-    rule_id: str,
-    validator: Callable[[Any], Iterable[Finding]],
-    plugin: str | None = None,
-    default_on: bool = True,
-) -> Rule:
-    """0.1's rule declaration as this version's :class:`~dlt_ops.validate.framework.Rule`:
-    register the result from ``dlt_ops_register_validation_rules`` (docs/plugins.md). The
-    validator is called with 0.1's context; its description is its docstring's first line."""
-    from dlt_ops.validate.framework import Rule
-
-    doc = (validator.__doc__ or "").strip().splitlines()
-    description = doc[0] if doc else rule_id
-
-    def check(ctx: Any) -> list[Finding]:
-        return list(validator(legacy_context(ctx.config, ctx.project.sources)) or ())
-
-    return Rule(rule_id, description, check, default_on=default_on)
