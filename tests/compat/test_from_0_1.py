@@ -239,9 +239,9 @@ def test_0_1_validation_context_and_rule_spec(project, templates) -> None:  # no
     import dataclasses
 
     from dlt_ops import RuleSpec, ValidationContext, ValidationError
-    from dlt_ops.validate.legacy_context import legacy_context
     from dlt_ops.config import load_project_config
     from dlt_ops.project.discovery import discover
+    from dlt_ops.validate.legacy_context import legacy_context
 
     ctx = ValidationContext(
         sources={}, config={"sources": {}}, project_root=Path("/p"),
@@ -345,3 +345,15 @@ def test_0_1_derived_adapter_calls(tmp_path: Path) -> None:
         no_if_exists.drop_table_if_exists(client, "ds", "cp")
         assert adapter.fetch_columns(client, "ds", "cp") is None
         no_if_exists.drop_table_if_exists(client, "ds", "cp")  # absent: probed, nothing dropped
+
+
+def test_validate_sources_returns_a_bad_config_value_as_a_finding(project, templates, cli) -> None:  # noqa: ANN001
+    import dlt_ops
+
+    bad = CONFIG + '\n[dlt_ops.rules]\nschedule_required = "off"\n'
+    root = project(bad, {"events_src": templates["events"]})
+    (finding,) = dlt_ops.validate_sources(root)  # 0.1 listed it; it raised nothing
+    assert finding.source == "dlt_ops.rules" and not finding.is_warning
+    assert "must be true or false" in finding.message and "'off'" in finding.message
+    refused = cli("pipeline", "validate", cwd=root)  # the CLI keeps the config contract: exit 2
+    assert refused.returncode == 2 and "must be true or false" in refused.stderr

@@ -61,11 +61,19 @@ def validate_sources(
 
     ``validators=`` (0.1's custom list) runs exactly those callables instead of the rules,
     each on 0.1's context (:class:`dlt_ops.validate.legacy_context.LegacyValidationContext`).
+    A config value of the wrong type is returned as the one finding, as 0.1 did (no rule can
+    run on a config that does not load).
     """
+    from dlt_ops.errors import ConfigValueError
     from dlt_ops.project.discovery import discover
     from dlt_ops.validate.engine import validate_project
+    from dlt_ops.validate.framework import Finding
 
-    config, registry = _project(project_root)
+    try:
+        config, registry = _project(project_root)
+    except ConfigValueError as exc:  # 0.1 listed a bad value with the findings; the CLI exits 2
+        table, _, key = exc.key.strip("[").partition("] ")
+        return [Finding(f"{table}.{key}" if key else table, key, str(exc))]
     project = discover(config.root)
     if validators is not None:
         from dlt_ops.compat.validators import legacy_context, run_validators

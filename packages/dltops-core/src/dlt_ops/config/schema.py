@@ -102,7 +102,9 @@ PROJECT_KEYS: Mapping[str, KeySpec] = {
     "derived_adapters": KeySpec("a list of strings", _is_str_list, []),
     "connect_timeout": KeySpec("a positive number of seconds", _is_pos_number, 10.0),
     "heartbeat_seconds": KeySpec("a positive number of seconds", _is_pos_number, 30.0),
-    "rules": KeySpec("a table of rule_id = true|false", _is_bool_table, {}),
+    "rules": KeySpec(
+        "a table of rule_id = true|false (each must be true or false)", _is_bool_table, {}
+    ),
     "plugins": KeySpec(
         "a table: disable = [names] and [dlt_ops.plugins.<kind>] tables", _is_table, {}
     ),
