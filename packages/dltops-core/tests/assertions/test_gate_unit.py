@@ -4,6 +4,7 @@ names every failed assertion, writes quarantined rows and reports them."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from types import MappingProxyType
@@ -271,7 +272,7 @@ def test_engines_are_built_for_the_selected_resources_only(
 def test_a_custom_predicate_resolves_from_the_project_root(
     config: ProjectConfig, registry: PluginRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    module = f"rules_{tmp_path.name.replace('-', '_')}"  # never imported before
+    module = f"rules_{uuid.uuid4().hex}"  # never imported before, in this process or its parent
     (config.root / f"{module}.py").write_text("def has_kind(row):\n    return 'kind' in row\n")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
