@@ -228,7 +228,7 @@ CALLS_PER_SOURCE = {
     "runs list": 700,
     "report": 1150,
     "metrics": 1220,
-    "scheduler run --once (none due)": 1290,
+    "scheduler run --once (none due)": 1170,
 }
 
 

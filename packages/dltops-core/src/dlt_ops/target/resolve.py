@@ -109,6 +109,24 @@ def target_and_connection(
     return found[0], found[1]
 
 
+def remembered_connection(
+    registry: PluginRegistry, config: ProjectConfig, target: Target
+) -> ConnectionTarget | None:
+    """The connection target :func:`target_and_connection` found for ``target``'s source in
+    the current :func:`resolving_once` block (``None`` outside one, or when not resolved
+    there): a caller handed a :class:`Target` need not look its credentials up again."""
+    memo = _RESOLVED.get()
+    if memo is None:
+        return None
+    from dlt_ops.destinations import ResolvedDestination
+
+    where = ResolvedDestination(target.engine, target.dataset, target.pipeline_name)
+    found = memo.get((id(registry), id(config), where)) or memo.get(
+        (id(registry), id(config), target)
+    )
+    return found[1] if found is not None and found[0] == target else None
+
+
 def _resolve(
     registry: PluginRegistry, config: ProjectConfig, where: ResolvedDestination
 ) -> tuple[Target, ConnectionTarget]:

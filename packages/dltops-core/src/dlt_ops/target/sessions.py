@@ -22,7 +22,7 @@ from dlt_ops.destinations import connect_when_free, connection_target, load_adap
 from dlt_ops.project.model import STATE_DIR
 from dlt_ops.target.model import Target
 from dlt_ops.target.read_cache import CACHE_NAME, ReadCache, SnapshotSession, database_key
-from dlt_ops.target.resolve import target_and_connection
+from dlt_ops.target.resolve import remembered_connection, target_and_connection
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
@@ -126,7 +126,9 @@ class SessionPool:
     def _connection(self, adapter: DestinationAdapter, target: Target) -> ConnectionTarget:
         """``target``'s connection target as this pool opens it (read-only or not), reusing the
         credentials :meth:`target` looked up where it resolved the target."""
-        known = self._connections.get(target)
+        known = self._connections.get(target) or remembered_connection(
+            self.registry, self.config, target
+        )
         if known is None or adapter.dlt_setting_keys:
             return connection_target(
                 self.config, target, read_only=self.read_only,
