@@ -226,8 +226,8 @@ COUNTING_CALLS_CLI = (
 CALLS_PER_SOURCE = {
     "pipeline status": 830,
     "runs list": 700,
-    "report": 1150,
-    "metrics": 1220,
+    "report": 1060,
+    "metrics": 1130,
     "scheduler run --once (none due)": 1170,
 }
 
