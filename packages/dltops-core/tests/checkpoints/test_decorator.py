@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -633,3 +634,22 @@ def test_pages_queue_a_checkpoint_every_frequency_pages_with_running_counts(
         ("[events] Checkpoint saved: page 2, 7 records, value: 40", "events"),
         ("[events] Checkpoint saved: page 6, 26 records, value: 80", "events"),
     ]
+
+
+def test_a_destination_without_credentials_is_refused_by_dlts_own_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dlt.common.configuration.exceptions import ConfigFieldMissingException
+
+    from dlt_ops.checkpoints.manager import _own_session
+
+    for name in list(os.environ):
+        if "CREDENTIALS" in name.upper():
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)  # no .dlt/secrets.toml here
+    pipeline = dlt.pipeline(
+        pipeline_name="no_creds", pipelines_dir=str(tmp_path / "p"), destination="postgres"
+    )
+    # what dlt itself would say, before any connection is tried with half a config
+    with pytest.raises(ConfigFieldMissingException, match="credentials"):
+        _own_session(pipeline)
