@@ -238,7 +238,8 @@ class _Interleaved(DestinationSession):
 
     def __init__(self, session: DestinationSession, stmt: Statement, step: Callable[[], None]):
         super().__init__(session.adapter, session.client, session.dataset)
-        self._stmt, self._step = stmt, step
+        self._stmt = stmt
+        self._step: Callable[[], None] | None = step
 
     def execute(self, stmt: Statement, *params: Any) -> int:
         if stmt is self._stmt and self._step is not None:
