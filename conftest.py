@@ -25,7 +25,8 @@ def _isolated_process_state(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN202
     CLI subprocesses of later tests would inherit, pointing dlt at a deleted project; and an
     in-process CLI call would configure structlog globally with cached loggers, after which
     ``capture_logs`` in a later test sees nothing. The environment is restored after every
-    test; in-process, the CLI's logging set-up never caches loggers and is undone afterwards.
+    test; in-process, the CLI's logging set-up never caches loggers and is undone afterwards,
+    its level and format settings included.
     """
     import structlog
 
@@ -39,6 +40,10 @@ def _isolated_process_state(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN202
 
     saved = dict(os.environ)
     monkeypatch.setattr(log, "configure_logging", configure_uncached)
+    # the level an in-process CLI call set would drop a later test's debug line before
+    # structlog (and capture_logs) ever sees it
+    monkeypatch.setattr(log, "_settings", log._settings)
+    monkeypatch.setattr(log, "_applied", log._applied)
     yield
     structlog.reset_defaults()
     os.environ.clear()
