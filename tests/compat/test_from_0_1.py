@@ -357,3 +357,29 @@ def test_validate_sources_returns_a_bad_config_value_as_a_finding(project, templ
     assert "must be true or false" in finding.message and "'off'" in finding.message
     refused = cli("pipeline", "validate", cwd=root)  # the CLI keeps the config contract: exit 2
     assert refused.returncode == 2 and "must be true or false" in refused.stderr
+
+
+def test_0_1_console_script_target_is_a_click_tree_tools_can_walk(project, templates) -> None:  # noqa: ANN001
+    import click
+    from click.testing import CliRunner
+
+    from dlt_ops.cli.cli import cli
+
+    def paths(command: click.Command, path: tuple[str, ...] = ()):  # noqa: ANN202
+        yield path, command
+        if isinstance(command, click.Group):
+            for name in command.list_commands(click.Context(command)):
+                yield from paths(command.commands[name], (*path, name))
+
+    tree = dict(paths(cli))
+    assert isinstance(cli, click.Group)
+    assert {("pipeline", "status"), ("backfill", "list"), ("checkpoints", "cleanup")} <= set(tree)
+    json_leaves = {p for p, c in tree.items() if any("--json" in o.opts for o in c.params)}
+    assert ("pipeline", "status") in json_leaves and ("init",) not in json_leaves
+    for path in tree:
+        shown = CliRunner().invoke(cli, [*path, "--help"])
+        assert shown.exit_code == 0, (path, shown.output)
+        assert "Usage:" in shown.output
+    root = project(CONFIG, {"events_src": templates["events"]})
+    ran = CliRunner().invoke(tree[("pipeline", "list")], ["--root", str(root), "--json"])
+    assert [s["name"] for s in json.loads(ran.stdout)] == ["events_src"]
