@@ -221,7 +221,8 @@ def test_dlt_ops_airflow_imports_without_airflow_and_its_builders_name_the_extra
         "print(backend.secret_requests({'schedule': '@daily'}))\n"
         "print(backend.secret_requests({'airflow_var': 'EV', 'airflow_var_key': 'token'}))\n"
         "for use in (lambda: backend.get('EV'), lambda: __import__('dlt_ops.airflow',\n"
-        "            fromlist=['build_backfill_dag']).build_backfill_dag):\n"
+        "            fromlist=['build_backfill_dag']).build_backfill_dag,\n"
+        "            lambda: __import__('dlt_ops.airflow.tasks')):\n"
         "    try:\n"
         "        use()\n"
         "    except ImportError as exc:\n"
@@ -231,7 +232,7 @@ def test_dlt_ops_airflow_imports_without_airflow_and_its_builders_name_the_extra
     assert done.returncode == 0, done.stderr
     hint = 'dlt_ops.airflow needs Apache Airflow 3: pip install "dltops-core[airflow]"'
     assert done.stdout.splitlines() == [
-        "[] ()", "()", "(SecretRequest(ref='EV', key='token'),)", hint, hint,
+        "[] ()", "()", "(SecretRequest(ref='EV', key='token'),)", hint, hint, hint,
     ]  # fmt: skip
 
 

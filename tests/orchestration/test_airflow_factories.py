@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +71,16 @@ out["prefixed"] = {t: task_facts(prefixed, t)["pool"] for t in ("feed_events", "
 out["check"] = task_facts(prefixed, "dlt_ops_pools_check")
 unchecked = build_schedule_dags(root, dag_prefix="nc", pools="p_", check_pools_exist=False)
 out["unchecked"] = sorted(unchecked["nc_hourly"].task_ids)
+swept = build_schedule_dags(root, dag_prefix="cl", cleanup_data_dir=os.environ["SCRATCH"],
+                            cleanup_after_days=2)["cl_hourly"]
+sweep = swept.get_task("cleanup_old_dlt_files")
+out["cleanup"] = {"upstream": sorted(sweep.upstream_task_ids),
+                  "rule": str(sweep.trigger_rule.value), "args": list(sweep.op_args),
+                  "in_plain": "cleanup_old_dlt_files" in plain.task_ids}
+from dlt_ops.airflow.tasks import cleanup_old_dlt_files
+
+cleanup_old_dlt_files.function(os.environ["SCRATCH"], 2)  # what the task runs
+out["scratch_left"] = sorted(os.listdir(os.environ["SCRATCH"]))
 out["unknown_source"] = error(lambda: build_schedule_dags(root, sources=["nope"]))
 out["unknown_pool_source"] = error(lambda: build_schedule_dags(root, pools={"nope": "x"}))
 out["dag_id"] = error(lambda: build_schedule_dags(root, dag_kwargs={"dag_id": "x"}))
@@ -117,8 +129,19 @@ def _json(proc: Any) -> dict[str, Any]:
 def test_factory_options_reach_airflow(airflow_home: Any, tmp_path: Path) -> None:
     sources = {name: EVENTS_SOURCE for name in ("feed", "orders", "later")}
     root = write_project(tmp_path / "proj", CONFIG, sources)
-    out = _json(airflow_home.run_dag_file(tmp_path / "dags", PARSE,
-                                          env={"DLT_PROJECT": str(root)}))  # fmt: skip
+    scratch = tmp_path / "scratch"  # 0.1's cleanup task: dlt_* entries older than 2 days go
+    for name in ("dlt_old_dir", "dlt_new_dir", "keep_old"):
+        (scratch / name).mkdir(parents=True)
+    (scratch / "dlt_old_file").write_text("x")
+    long_ago = time.time() - 3 * 86400
+    for name in ("dlt_old_dir", "dlt_old_file", "keep_old"):
+        os.utime(scratch / name, (long_ago, long_ago))
+    env = {"DLT_PROJECT": str(root), "SCRATCH": str(scratch)}
+    out = _json(airflow_home.run_dag_file(tmp_path / "dags", PARSE, env=env))
+    cleanup = out["cleanup"]  # appended after every source's last task, as in 0.1
+    assert cleanup == {"upstream": ["feed_events", "orders_events"], "rule": "none_failed",
+                       "args": [str(scratch), 2], "in_plain": False}  # fmt: skip
+    assert out["scratch_left"] == ["dlt_new_dir", "keep_old"]
     tuned = out["tuned"]  # dag_kwargs over the factory's max_active_runs=1, tags, catchup
     assert (tuned["max_active_runs"], tuned["tags"], tuned["catchup"]) == (2, ["mine"], True)
     # default_args wins over retries=; retry_delay= and dag_kwargs' default_args still apply

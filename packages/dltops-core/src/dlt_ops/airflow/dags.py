@@ -170,6 +170,8 @@ def build_schedule_dags(
     default_args: Mapping[str, Any] | None = None,
     dlt_airflow_secrets: bool = False,
     check_pools_exist: bool = True,
+    cleanup_data_dir: str | Path | None = None,
+    cleanup_after_days: int = 3,
 ) -> dict[str, DAG]:
     """One DAG per schedule, a task per source (or per Phase-1 resource, chained).
 
@@ -178,7 +180,10 @@ def build_schedule_dags(
     cursors carry on, and ``dag_run.conf`` ``start_date``/``end_date`` bound a run on demand.
     ``sources`` narrows the DAGs to those sources; ``pools`` puts each source's tasks in a
     pool of its own (a mapping source → pool, or a prefix: ``<prefix><source>``), ``pool``
-    the others. Usage in a DAG file: ``globals().update(build_schedule_dags(PROJECT))``.
+    the others. ``cleanup_data_dir`` (0.1's option) ends each DAG with a
+    ``cleanup_old_dlt_files`` task sweeping ``dlt_*`` scratch older than
+    ``cleanup_after_days`` there. Usage in a DAG file:
+    ``globals().update(build_schedule_dags(PROJECT))``.
     """
     from dlt_ops.config import load_project_config
     from dlt_ops.project.discovery import discover
@@ -213,6 +218,7 @@ def build_schedule_dags(
             if used and check_pools_exist:  # fails the run instead of waiting on a lost pool
                 guard = task(task_id=CHECK_TASK_ID, pool=DEFAULT_POOL, retries=0)(
                     _checked(check_pools, dlt_airflow_secrets))(used, str(root))  # fmt: skip
+            last_tasks = []
             for source in members:
                 resources = project.sources[source].static_resources or (None,)
                 previous = guard
@@ -225,6 +231,11 @@ def build_schedule_dags(
                     if previous is not None:
                         previous >> op
                     previous = op
+                last_tasks.append(previous)
+            if cleanup_data_dir is not None:
+                from dlt_ops.airflow.tasks import cleanup_old_dlt_files
+
+                last_tasks >> cleanup_old_dlt_files(str(cleanup_data_dir), cleanup_after_days)
         dags[dag_id] = dag
     return dags
 
