@@ -384,3 +384,21 @@ def test_0_1_console_script_target_is_a_click_tree_tools_can_walk(project, templ
     root = project(CONFIG, {"events_src": templates["events"]})
     ran = CliRunner().invoke(tree[("pipeline", "list")], ["--root", str(root), "--json"])
     assert [s["name"] for s in json.loads(ran.stdout)] == ["events_src"]
+
+
+def test_airflow_var_key_is_the_backends_key_not_a_config_field(tmp_path: Path) -> None:
+    from dlt_ops.airflow.secret_backend import airflow_var_key
+    from dlt_ops.config import SourceConfig
+    from dlt_ops.config.loader import config_from_raw
+    from dlt_ops.errors import ConfigValueError
+
+    def config(**sections: dict) -> object:
+        tables = {name: {"dlt_ops": ops} for name, ops in sections.items()}
+        return config_from_raw(tmp_path, {"dlt_ops": {}, "sources": tables})
+
+    assert not hasattr(SourceConfig(schedule="@daily"), "airflow_var_key")  # as 0.1 moved it
+    both = config(a={"airflow_var": "V", "airflow_var_key": "token"}, b={"airflow_var": "V"})
+    assert [airflow_var_key(both, s) for s in ("a", "b")] == ["token", "api_secret_key"]
+    assert both.source("a").airflow_var == "V"
+    with pytest.raises(ConfigValueError, match="airflow_var_key"):  # still checked as a string
+        config(a={"airflow_var_key": 3})

@@ -33,7 +33,8 @@ class AirflowVariableBackend(secret_backend.AirflowVariableBackend):
         ref = section.get("airflow_var")
         if not ref:
             return ()
-        return (SecretRequest(str(ref), str(section.get("airflow_var_key") or "api_secret_key")),)
+        key = section.get("airflow_var_key") or secret_backend.DEFAULT_VAR_KEY
+        return (SecretRequest(str(ref), str(key)),)
 
     def get(self, ref: str) -> str:
         """The value of Airflow Variable ``ref``; ImportError naming the extra without Airflow."""

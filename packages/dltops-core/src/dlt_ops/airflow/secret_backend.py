@@ -23,6 +23,18 @@ if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig, SourceConfig
 
 
+#: the key under ``sources.<X>`` the Variable's value fills, unless ``airflow_var_key`` says
+DEFAULT_VAR_KEY = "api_secret_key"
+
+
+def airflow_var_key(config: ProjectConfig, source: str) -> str:
+    """``[sources.<source>.dlt_ops] airflow_var_key``, read off the table (the config model
+    carries no key only this backend reads)."""
+    from dlt_ops.config.plugin_keys import plugin_value
+
+    return str(plugin_value(config, "airflow_var_key", source) or DEFAULT_VAR_KEY)
+
+
 def _airflow_installed() -> bool:
     return importlib.util.find_spec("airflow") is not None
 
@@ -127,5 +139,5 @@ class AirflowVariableBackend:
                 f"Airflow Variable {cfg.airflow_var!r} does not exist; create it or fix "
                 f"airflow_var in [sources.{source}.dlt_ops]."
             )
-        env = f"SOURCES__{source.upper()}__{cfg.airflow_var_key.upper()}"
+        env = f"SOURCES__{source.upper()}__{airflow_var_key(config, source).upper()}"
         os.environ[env] = str(value)

@@ -51,7 +51,6 @@ class SourceConfig:
     destination: str | None = None
     dataset: str | None = None
     airflow_var: str | None = None
-    airflow_var_key: str = "api_secret_key"
     #: an Airflow Connection whose URI becomes the destination's credentials
     airflow_conn: str | None = None
     schema_contract_evolve_reason: str | None = None
@@ -210,6 +209,9 @@ def _source_config(name: str, section: Any, path: Path) -> tuple[SourceConfig, l
     if not isinstance(ops, dict):
         raise ConfigValueError(path, f"[sources.{name}.dlt_ops]", "a table", ops)
     values, warnings = _typed(ops, SOURCE_KEYS, path, f"sources.{name}.dlt_ops")
+    # checked here, read by the Airflow secret backend off the table (as in 0.1): the model
+    # holds no key that only one plugin reads
+    values.pop("airflow_var_key", None)
     for key in ("injected_columns",):
         if key in values:
             values[key] = tuple(values[key])
