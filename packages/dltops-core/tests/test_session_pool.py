@@ -114,6 +114,44 @@ def test_inside_resolving_once_every_pool_takes_the_first_resolution(
     assert resolve_target(registry, config, "p1").database == elsewhere
 
 
+def test_a_source_opens_the_database_its_key_names(
+    tmp_path: Path, registry: PluginRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session of a key is the database the key was resolved to: the credentials are not
+    looked up again on open (a changed env would put the key's sources on another file)."""
+    config = _project(tmp_path)
+    _database(tmp_path / "shared.duckdb", 3)
+    _database(tmp_path / "elsewhere.duckdb", 5)
+    for read_only in (True, False):
+        monkeypatch.delenv("DESTINATION__DUCKDB__CREDENTIALS", raising=False)
+        with SessionPool(registry, config, read_only=read_only) as pool:
+            key = pool.key(_where())
+            monkeypatch.setenv(
+                "DESTINATION__DUCKDB__CREDENTIALS", str(tmp_path / "elsewhere.duckdb")
+            )
+            assert pool.get(_where()).query(COUNT) == [(3,)], read_only
+            assert pool.key(_where()) == key
+
+
+def test_a_target_handed_in_opens_the_database_resolved_for_it_in_the_pass(
+    tmp_path: Path, registry: PluginRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A :class:`Target` resolved earlier in a ``resolving_once`` block opens with the
+    connection found then, in a pool that did not resolve it."""
+    from dlt_ops.target import resolve_target, resolving_once
+
+    config = _project(tmp_path)
+    _database(tmp_path / "shared.duckdb", 3)
+    _database(tmp_path / "elsewhere.duckdb", 5)
+    elsewhere = str(tmp_path / "elsewhere.duckdb")
+    with resolving_once():
+        target = resolve_target(registry, config, "p")
+        monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", elsewhere)
+        with SessionPool(registry, config) as pool:
+            assert pool.get(target).query(COUNT) == [(3,)]
+            assert pool.key(target) == target.key
+
+
 def test_a_dataset_no_adapter_could_quote_is_refused_and_remembered(
     tmp_path: Path, registry: PluginRegistry
 ) -> None:
@@ -228,3 +266,7 @@ def test_the_adapters_destination_settings_reach_its_connection(tmp_path: Path) 
     with SessionPool(registry, config, read_only=False) as pool:
         assert pool.get(_where()).query(COUNT) == [(1,)]
     assert seen == [{"location": "EU"}]
+    (tmp_path / "shared.duckdb").unlink()
+    with SessionPool(registry, config) as pool:  # a reader with settings: still a reader
+        assert pool.get(_where()).fetch_columns("t") is None
+    assert not (tmp_path / "shared.duckdb").exists()
