@@ -76,12 +76,42 @@ def test_an_unwritable_state_directory_only_means_no_cache(tmp_path: Path) -> No
 def test_a_file_of_another_format_or_shape_is_a_miss(tmp_path: Path) -> None:
     path = tmp_path / "reads.json"
     good = {"db": {"stamp": "s", "reads": {"q": [[1]]}}}
-    for doc in ({"format": 999, "databases": good}, [good], {"format": 1, "databases": [good]}):
+    odd_reads = [
+        {"format": 2, "databases": {"db": {"stamp": "s", "reads": reads}}}
+        for reads in (["q"], "q", None)
+    ]
+    no_reads = {"format": 2, "databases": {"db": {"stamp": "s"}}}
+    for doc in (
+        {"format": 999, "databases": good}, [good], {"format": 1, "databases": [good]},
+        *odd_reads, no_reads,
+    ):  # fmt: skip
         path.write_text(json.dumps(doc))
         cache = ReadCache(path)
         assert cache.get("db", "s", "q") == (False, None), doc
         cache.put("db", "s", "q", [[2]])  # and it starts over, usable
         assert cache.get("db", "s", "q") == (True, [[2]])
+
+
+def test_an_answer_this_version_cannot_decode_is_a_miss(tmp_path: Path) -> None:
+    path = tmp_path / "reads.json"
+    for broken in ("[[1]", '[{"x": 1}]', '[{"d": "not a date"}]'):
+        cache = ReadCache(path)
+        cache.put("db", "s", "q", [[1]])
+        cache.save()
+        doc = json.loads(path.read_text())
+        reads = doc["databases"]["db"]["reads"]
+        for slot in reads:
+            reads[slot] = broken  # e.g. written by a later version, or cut short
+        path.write_text(json.dumps(doc))
+        assert ReadCache(path).get("db", "s", "q") == (False, None), broken
+
+
+def test_every_pool_of_a_process_shares_one_cache_per_file(tmp_path: Path) -> None:
+    first = ReadCache.shared(tmp_path / "a" / "reads.json")
+    assert ReadCache.shared(tmp_path / "a" / "reads.json") is first
+    assert ReadCache.shared(tmp_path / "b" / "reads.json") is not first
+    first.put("db", "s", "q", [[1]])  # not saved yet: the next pool sees it all the same
+    assert ReadCache.shared(tmp_path / "a" / "reads.json").get("db", "s", "q") == (True, [[1]])
 
 
 def test_databases_are_bounded_the_least_recently_stamped_going_first(tmp_path: Path) -> None:

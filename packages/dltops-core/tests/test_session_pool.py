@@ -214,6 +214,22 @@ def test_each_database_has_its_own_cache_entry(tmp_path: Path, registry: PluginR
         assert pool.get(_where("a")).query(COUNT) == [(1,)]
 
 
+def test_pools_open_at_once_keep_each_others_answers(
+    tmp_path: Path, registry: PluginRegistry
+) -> None:
+    """Two pools of one command over one project (each saves on close): the file ends up
+    with both pools' reads, the second save does not drop the first one's."""
+    config = _project(tmp_path, credentials="")  # dlt's default: <pipeline_name>.duckdb
+    _database(tmp_path / "a.duckdb", 1)
+    _database(tmp_path / "b.duckdb", 2)
+    with SessionPool(registry, config) as outer:
+        assert outer.get(_where("a")).query(COUNT) == [(1,)]
+        with SessionPool(registry, config) as inner:
+            assert inner.get(_where("b")).query(COUNT) == [(2,)]
+        assert len(_cached_databases(tmp_path)) == 2
+    assert len(_cached_databases(tmp_path)) == 2
+
+
 def test_a_recently_written_file_is_read_but_not_cached(
     tmp_path: Path, registry: PluginRegistry
 ) -> None:

@@ -141,7 +141,11 @@ class ReadCache:
         with self._lock:
             databases = self._load()
             entry = databases.get(database)
-            if not isinstance(entry, dict) or entry.get("stamp") != stamp:
+            if (
+                not isinstance(entry, dict)
+                or entry.get("stamp") != stamp
+                or not isinstance(entry.get("reads"), dict)  # not what this version wrote
+            ):
                 entry = databases[database] = {"stamp": stamp, "reads": {}}
             reads = entry["reads"]
             if len(reads) >= MAX_READS:
