@@ -75,9 +75,12 @@ def ensure_tool_venv(
     workspace ``packages`` installed editable, pinned to the running environment's versions so
     the tool runs what the suite tests; built on first use under an exclusive lock (a second
     process waits, then finds the marker) and ready only once its marker is written. Raises
-    ``unavailable`` naming the step that failed."""
+    ``unavailable`` naming the step that failed. ``compile_bytecode`` has uv compile the
+    installed packages' bytecode (``UV_COMPILE_BYTECODE``): with ``PYTHONDONTWRITEBYTECODE``
+    set, as on CI, every process that imports dlt would otherwise compile it again."""
     root = workspace_root()
-    recipe = f"{requirement} {' '.join(packages)} {root}\n"
+    compiled = " compiled" if compile_bytecode else ""  # a venv built otherwise is rebuilt
+    recipe = f"{requirement} {' '.join(packages)} {root}{compiled}\n"
     marker = venv / _READY_MARKER
     if marker.exists() and marker.read_text() == recipe:
         return venv
