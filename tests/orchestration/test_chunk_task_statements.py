@@ -1,7 +1,8 @@
 """What a backfill chunk task sends to ``_dlt_backfills`` once the DAG's seed task ran
 (issue 38): it claims its chunk through the table (the exactly-once path) and reads the plan
-once; it does not re-create the table or re-seed the plan, and it does not read the row back
-after it completed it. A chunk task without a seed task still seeds."""
+once (the claim decides on the row that read returned); it does not re-create the table or
+re-seed the plan, and it does not read the row back after it completed it. A chunk task
+without a seed task still seeds."""
 
 from __future__ import annotations
 
@@ -38,8 +39,9 @@ def test_a_seeded_chunk_task_claims_without_reseeding(
     assert (out.outcome, out.status, out.records_loaded) == ("ran", "completed", 1)
     sent = postgres_statements[before:]
     assert _ddl(sent) == []  # the seed task created the table
-    # one read of the plan, the claim's own read, then claim, running, completed
-    assert _backfills(sent) == ["SELECT", "SELECT", "UPDATE", "UPDATE", "UPDATE"]
+    # one read of the plan (the claim reuses the chunk's row from it), then claim, running,
+    # completed
+    assert _backfills(sent) == ["SELECT", "UPDATE", "UPDATE", "UPDATE"]
     statuses = project.query("SELECT status, attempts FROM {ds}._dlt_backfills ORDER BY chunk_from")
     assert statuses == [("pending", 0), ("completed", 1), ("pending", 0)]
     # a cleared task re-run: one read, the chunk is completed, nothing claimed or reloaded

@@ -367,3 +367,45 @@ def test_duplicate_rows_where_the_engine_cannot_refuse_them_are_logged(
         {"event": "backfill.duplicate_rows", "chunk_id": "000000", "rows": 2,
          "log_level": "warning"}
     ]  # fmt: skip
+
+
+class _CountedReads(DestinationSession):
+    """The real session, counting the queries sent through it."""
+
+    def __init__(self, session: DestinationSession) -> None:
+        super().__init__(session.adapter, session.client, session.dataset)
+        self.reads = 0
+
+    def query(self, stmt: Statement, *params: Any) -> list[tuple[Any, ...]]:
+        self.reads += 1
+        return super().query(stmt, *params)
+
+
+def test_a_claim_handed_the_row_just_read_reads_nothing_and_decides_on_it(
+    session: DestinationSession, plan: BackfillPlan
+) -> None:
+    """A chunk task reads its row once; the claim reuses it: no second read, the same
+    verdicts (a free chunk is won, a dead holder is reclaimed with its reason, a live holder
+    keeps it), and a row of another chunk is not taken for this one's."""
+    bid = plan.backfill_id
+    BackfillState(session, "h:1:seed").seed(plan, "p")
+    counted = _CountedReads(session)
+    state = BackfillState(counted, "h:1:b")
+    free = state.rows(bid)
+    counted.reads = 0
+    assert state.claim(bid, "000000", LEASE, known=free["000000"])
+    assert counted.reads == 0
+    # a holder whose lease expired: the row handed over says so, and the claim acts on it
+    assert BackfillState(session, "h:1:a").claim(bid, "000001", timedelta(seconds=-1))
+    expired = state.rows(bid)["000001"]
+    counted.reads = 0
+    took = state.claim(bid, "000001", LEASE, known=expired)
+    assert counted.reads == 0 and took and took.reclaimed == expired
+    assert took.reason is not None and "h:1:a abandoned the chunk: lease expired" in took.reason
+    # a live holder keeps its chunk, whatever row the claim was handed
+    rival = BackfillState(session, "h:1:c")
+    assert not rival.claim(bid, "000001", LEASE, known=free["000001"])
+    # another chunk's row is no row of this chunk: read afresh
+    counted.reads = 0
+    assert not state.claim(bid, "000000", LEASE, known=free["000001"])
+    assert counted.reads == 1

@@ -218,7 +218,7 @@ def run_backfill_chunk_outcome(
             seen.append(event)
 
         worker = ChunkWorker(registry, config, plan, state, options, note, prepared=prepared)
-        ok = worker.run_one(target)
+        ok = worker.run_one(target, row)  # the claim decides on the row just read
         last = next((e for e in reversed(seen) if e.kind in _OUTCOMES), None)
         if last is not None and last.kind in ("completed", "skipped"):
             status = ChunkStatus.completed.value  # what this call just wrote or read

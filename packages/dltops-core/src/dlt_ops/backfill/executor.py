@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from dlt_ops.backfill.lease import LeaseKeeper, LoadLock
 from dlt_ops.backfill.plan import BackfillPlan, Chunk
-from dlt_ops.backfill.state import BackfillState, ChunkStatus
+from dlt_ops.backfill.state import BackfillState, ChunkRow, ChunkStatus
 from dlt_ops.errors import LeaseLostError
 from dlt_ops.ledger import summarize_error
 from dlt_ops.log import get_logger
@@ -132,12 +132,14 @@ class ChunkWorker:
             shutil.rmtree(self._seed, ignore_errors=True)
             self._seed = None
 
-    def run_one(self, chunk: Chunk) -> bool:
+    def run_one(self, chunk: Chunk, row: ChunkRow | None = None) -> bool:
         """Claim and run this one chunk (an orchestrator's mapped task); ``False`` when it
-        failed. A chunk completed or held elsewhere is reported, not run."""
+        failed. A chunk completed or held elsewhere is reported, not run. ``row``: the chunk's
+        row as the caller just read it (the first claim decides on it instead of reading it
+        again)."""
         keeper = LeaseKeeper(self.state, self.options.lease, self.lock)
         try:
-            return self._run_chunk(chunk, keeper)
+            return self._run_chunk(chunk, keeper, known=row)
         finally:
             keeper.close()
             self.lock.release()
@@ -157,11 +159,14 @@ class ChunkWorker:
                 until=f"{until:%Y-%m-%d %H:%M:%S} UTC" if until else None,
             )  # fmt: skip
 
-    def _run_chunk(self, chunk: Chunk, keeper: LeaseKeeper) -> bool:
-        """Claim and run ``chunk`` up to ``max_attempts`` times; ``False`` when it failed."""
+    def _run_chunk(self, chunk: Chunk, keeper: LeaseKeeper, *,
+                   known: ChunkRow | None = None) -> bool:  # fmt: skip
+        """Claim and run ``chunk`` up to ``max_attempts`` times; ``False`` when it failed.
+        ``known`` (the row just read) serves the first claim only: a retry reads it again."""
         bid, cid = self.plan.backfill_id, chunk.chunk_id
         for attempt in range(1, self.options.max_attempts + 1):
-            claim = self.state.claim(bid, cid, self.options.lease)
+            claim = self.state.claim(bid, cid, self.options.lease,
+                                     known=known if attempt == 1 else None)  # fmt: skip
             if not claim:
                 self._not_ours(chunk)
                 return True

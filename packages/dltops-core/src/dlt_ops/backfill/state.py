@@ -292,15 +292,19 @@ class BackfillState:
 
     # -- transitions ---------------------------------------------------------------------------
 
-    def claim(self, backfill_id: str, chunk_id: str, lease: timedelta) -> Claim:
+    def claim(
+        self, backfill_id: str, chunk_id: str, lease: timedelta, *, known: ChunkRow | None = None
+    ) -> Claim:
         """Compare-and-swap ``pending|failed|dead holder → claimed``; truthy when we won.
 
         A holder is dead when its lease expired, or at once when it ran on this host and its
         pid is gone (SIGKILL, OOM): the claim then says why, so the killed attempt's ledger row
-        can be closed with that reason.
+        can be closed with that reason. ``known`` is the chunk's row as the caller just read
+        it (spares reading it again here); the swap itself decides either way.
         """
         now = utcnow()
-        before = self.rows(backfill_id).get(chunk_id)
+        ours = known is not None and (known.backfill_id, known.chunk_id) == (backfill_id, chunk_id)
+        before = known if ours else self.rows(backfill_id).get(chunk_id)
         reason, dead_token = None, None
         if before is not None and before.status in (ChunkStatus.claimed, ChunkStatus.running):
             if before.lease_expired(now):
