@@ -25,8 +25,9 @@ warm-up chunk that creates the database and tables; both interpreters have compi
 (this machine sets ``PYTHONDONTWRITEBYTECODE``: without ``compileall`` every Airflow task
 process recompiles dlt, ~1 s) and the same dlt and dlt-ops versions (the Airflow venv is
 pinned to the workspace's). The CLI runs in the workspace venv (no Airflow installed, as a CLI
-user has it). The bench polls Airflow's SQLite database directly (no ``airflow`` CLI process
-runs while a task does). Reports medians.
+user has it). The deployment is ``dlt_ops.testing.airflow.AirflowDeployment`` (the one the
+test suite runs); the bench triggers runs through its REST API and polls its SQLite database
+directly (no ``airflow`` CLI process runs while a task does). Reports medians.
 
 Headline: the ratio of the medians (task / CLI); also the median of the per-pair ratios, which
 a load that drifts over the minutes of the run moves less.
@@ -41,11 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
-import signal
-import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -56,6 +53,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import OURS, Install, bench_env, compile_bytecode  # noqa: E402
+
+from dlt_ops.testing.airflow import AirflowDeployment, ensure_airflow_venv  # noqa: E402
 
 CONFIG = """
 [dlt_ops]
@@ -125,99 +124,20 @@ def _project(root: Path) -> None:
         (folder / f"{name}.py").write_text(SOURCE.format(name=name, per_day=per_day, page=page))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-class Deployment:
-    """``airflow standalone`` in a throwaway home, read through its SQLite metadata DB."""
-
-    def __init__(self, venv: Path, work: Path, env: dict[str, str]) -> None:
-        self.home, self.dags = work / "home", work / "dags"
-        self.home.mkdir()
-        self.dags.mkdir()
-        port = _free_port()
-        self.env = {**env, "AIRFLOW_HOME": str(self.home),
-                    "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-                    "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags),
-                    "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-                    "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
-                    "AIRFLOW__API__PORT": str(port),
-                    "AIRFLOW__CORE__EXECUTION_API_SERVER_URL":
-                        f"http://localhost:{port}/execution/",
-                    "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
-                    "PATH": f"{venv / 'bin'}:{env.get('PATH', '')}"}  # fmt: skip
-        self.airflow = str(venv / "bin" / "airflow")
-        self.log_path = work / "standalone.log"
-        self.server: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        subprocess.run([self.airflow, "db", "migrate"], env=self.env, check=True,
-                       capture_output=True)  # fmt: skip
-        with self.log_path.open("w") as log:
-            self.server = subprocess.Popen([self.airflow, "standalone"], env=self.env,
-                                           stdout=log, stderr=subprocess.STDOUT,
-                                           start_new_session=True)  # fmt: skip
-
-    def stop(self) -> None:
-        if self.server is not None:
-            os.killpg(self.server.pid, signal.SIGTERM)
-            self.server.wait(timeout=60)
-
-    def _query(self, sql: str, *params: object) -> list[tuple[object, ...]]:
-        db = self.home / "airflow.db"
-        if not db.exists():
-            return []
-        try:
-            with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as conn:
-                return conn.execute(sql, params).fetchall()
-        except sqlite3.OperationalError:  # a table not migrated yet, or a busy database
-            return []
-
-    def _alive(self, what: str) -> None:
-        if self.server is None or self.server.poll() is not None:
-            raise SystemExit(f"airflow standalone exited ({what}):\n"
-                             f"{self.log_path.read_text()[-4000:]}")  # fmt: skip
-
-    def wait_parsed(self, dag_ids: list[str], timeout: float = 600) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            found = {str(r[0]) for r in self._query("SELECT dag_id FROM serialized_dag")}
-            if set(dag_ids) <= found:
-                return
-            self._alive("waiting for the DAG files to be parsed")
-            if time.monotonic() > deadline:
-                raise SystemExit(f"DAGs never parsed: {sorted(set(dag_ids) - found)}")
-            time.sleep(2)
-
-    def run(self, dag_id: str, timeout: float = 900) -> dict[str, object]:
-        """Trigger ``dag_id``, wait for its run to end; its state and task durations."""
-        subprocess.run([self.airflow, "dags", "trigger", dag_id], env=self.env, check=True,
-                       capture_output=True)  # fmt: skip
-        deadline = time.monotonic() + timeout
-        while True:
-            found = self._query("SELECT state FROM dag_run WHERE dag_id = ?", dag_id)
-            states = [str(r[0]) for r in found]
-            if states and states[0] in ("success", "failed"):
-                break
-            self._alive(f"running {dag_id}")
-            if time.monotonic() > deadline:
-                raise SystemExit(f"DAG run of {dag_id} never ended")
-            time.sleep(1)
-        tis = self._query("SELECT task_id, map_index, state, duration FROM task_instance "
-                          "WHERE dag_id = ?", dag_id)  # fmt: skip
-        return {"state": states[0],
-                "tasks": {f"{t}[{m}]" if int(str(m)) >= 0 else str(t): (s, d)
-                          for t, m, s, d in tis}}  # fmt: skip
-
-    def variable_calls(self) -> int:
-        return len(re.findall(r"/execution/variables/", self.log_path.read_text()))
+def _run(deployment: AirflowDeployment, dag_id: str) -> dict[str, object]:
+    """Trigger ``dag_id``, wait for its run to end; its state and task durations."""
+    run_id = deployment.trigger(dag_id)
+    state = deployment.wait_run(dag_id, run_id, timeout=900)
+    tasks: dict[str, tuple[object, object]] = {}
+    for ti in deployment.task_instances(dag_id, run_id):
+        index = int(ti["map_index"])
+        name = f"{ti['task_id']}[{index}]" if index >= 0 else str(ti["task_id"])
+        tasks[name] = (ti["state"], ti["duration"])
+    return {"state": state, "tasks": tasks}
 
 
 def _cli(cwd: Path, source: str, day: int, env: dict[str, str]) -> float:
@@ -237,8 +157,6 @@ def main() -> None:
                         "cached one); with PYTHONPATH set to other dlt-ops sources, both "
                         "sides run those")  # fmt: skip
     args = parser.parse_args()
-    from dlt_ops.testing.airflow import ensure_airflow_venv
-
     venv = args.airflow_venv or ensure_airflow_venv()
     work = Path(tempfile.mkdtemp(prefix="af-deploy-"))
     proj = work / "proj"
@@ -248,7 +166,7 @@ def main() -> None:
     compile_bytecode(Install("airflow", venv))
     pairs = {n: k for n, k in (("small", args.pairs_small), ("large", args.pairs_large)) if k}
     dag_ids = {name: [f"bf_{name}_{k}" for k in range(n)] for name, n in pairs.items()}
-    deployment = Deployment(venv, work, env)
+    deployment = AirflowDeployment(venv, work, env)
     for name, ids in dag_ids.items():
         for k, dag_id in enumerate(ids):  # the task's chunk: day 2k+1; the CLI's: day 2k+2
             text = DAG_FILE.format(root=str(proj), source=name, start=_day(2 * k + 1),
@@ -269,7 +187,7 @@ def main() -> None:
                     if side == "cli":
                         clis.append(_cli(proj, name, 2 * k + 2, env))
                         continue
-                    ran = deployment.run(dag_id)
+                    ran = _run(deployment, dag_id)
                     runs.setdefault(name, []).append(ran)
                     state, took = ran["tasks"]["run_chunk[0]"]  # type: ignore[index]
                     if ran["state"] != "success" or state != "success":
