@@ -157,6 +157,30 @@ def events_resource(api: FakeApi, *, frequency: int = 2, name: str = "events", *
 
 
 @pytest.fixture
+def installed_adapter(monkeypatch: pytest.MonkeyPatch) -> Callable[[type], None]:
+    """``installed_adapter(cls)``: ``cls`` is the installed DuckDB adapter for the sessions the
+    checkpoint manager opens itself (what a plugin registering it would make it), for this test."""
+    from types import ModuleType
+
+    from dlt_ops import hookimpl
+    from dlt_ops.checkpoints import manager
+    from dlt_ops.plugins import PluginRegistry
+
+    def install(adapter: type) -> None:
+        @hookimpl
+        def dlt_ops_register_destinations(register: Any) -> None:
+            register(adapter, name="duckdb")
+
+        plugin = ModuleType(f"tests_{adapter.__name__.lower()}")
+        plugin.dlt_ops_register_destinations = dlt_ops_register_destinations  # type: ignore[attr-defined]
+        registry = PluginRegistry(entry_points=[])
+        registry.add_plugin(plugin, name="duckdb", kind="destination")
+        monkeypatch.setattr(manager, "_registry", lambda: registry)
+
+    return install
+
+
+@pytest.fixture
 def ck() -> Any:
     """The helpers above, for test modules (importlib mode cannot import conftest)."""
     from types import SimpleNamespace

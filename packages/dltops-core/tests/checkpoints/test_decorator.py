@@ -181,6 +181,60 @@ def test_outside_dlt_ops_credentials_resolve_like_dlt_pipeline_scoped_first(
     assert not decoy.exists()
 
 
+def test_outside_dlt_ops_the_adapter_is_handed_the_pipeline_and_the_project_root(
+    ck: Any, duck: Any, make_pipeline: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    installed_adapter: Any,
+) -> None:  # fmt: skip
+    """What the engine's adapter is given to connect outside a run: the engine, the pipeline's
+    dataset and name, dlt's credentials, and the project root (``DLT_PROJECT_DIR``, else the
+    working directory), against which an adapter resolves relative paths."""
+    from dltops_duckdb.adapter import DuckDBAdapter
+
+    seen: list[Any] = []
+
+    class RecordingDuckDB(DuckDBAdapter):
+        def connect(self, target: Any) -> Any:
+            seen.append(target)
+            return super().connect(target)
+
+    installed_adapter(RecordingDuckDB)
+    project, cwd = tmp_path / "project", tmp_path / "cwd"
+    project.mkdir()
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("DLT_PROJECT_DIR", str(project))
+    assert _run(make_pipeline(duck, name="seen"), ck.resource(ck.FakeApi())) is None
+    monkeypatch.delenv("DLT_PROJECT_DIR")
+    assert _run(make_pipeline(duck, name="seen"), ck.resource(ck.FakeApi())) is None
+    assert [(t.destination, t.dataset, t.pipeline_name, t.project_root) for t in seen] == [
+        ("duckdb", "ds", "seen", project), ("duckdb", "ds", "seen", cwd),
+    ]  # fmt: skip
+    assert all(str(tmp_path / "ck.duckdb") in str(t.credentials) for t in seen)  # dlt's own
+
+
+def test_iterated_by_hand_in_a_pipelines_context_credentials_are_pipeline_scoped_first(
+    ck: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resource iterated by hand while its pipeline is active (a notebook): no extract step
+    put the pipeline's section in dlt's context, and the lookup is still the pipeline's own."""
+    scoped, decoy = tmp_path / "scoped.duckdb", tmp_path / "decoy.duckdb"
+    monkeypatch.setenv("BY_HAND_PIPELINE__DESTINATION__DUCKDB__CREDENTIALS", str(scoped))
+    monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", str(decoy))
+    dlt.pipeline(
+        pipeline_name="by_hand_pipeline",
+        destination="duckdb",
+        dataset_name="ds",
+        pipelines_dir=str(tmp_path / "pipelines"),
+    )
+    assert list(ck.resource(ck.FakeApi()))
+    import duckdb
+
+    with duckdb.connect(str(scoped)) as conn:
+        statuses = conn.execute("SELECT DISTINCT status FROM ds._dlt_custom_checkpoints").fetchall()
+    assert statuses == [("completed",)]
+    assert not decoy.exists()
+
+
 def test_iterated_outside_any_pipeline_says_so_before_fetching(ck: Any) -> None:
     from dlt.common.configuration.container import Container
     from dlt.common.pipeline import PipelineContext
