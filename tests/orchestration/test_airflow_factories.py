@@ -337,3 +337,52 @@ def test_airflow_pools_without_airflow_names_the_extra(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 2, done.stdout + done.stderr
     assert 'pip install "dltops-core[airflow]"' in done.stderr
+
+
+#: Builds one schedule's DAG for 5 and for 40 sources; a task's arguments (what Airflow walks
+#: for XCom references and serializes per task) and a DAG run naming an unknown source.
+FLEET = """
+import json, os
+from dlt_ops.airflow import build_schedule_dags
+
+root = os.environ["DLT_PROJECT"]
+small = build_schedule_dags(root, dag_prefix="small",
+                            sources=[f"s{i:02d}" for i in range(5)])["small_hourly"]
+large = build_schedule_dags(root)["dlt_hourly"]
+globals().update({"small": small, "large": large})
+
+
+def args(dag):
+    t = dag.get_task("s00_events")
+    return repr((t.op_args, t.op_kwargs))
+
+
+if __name__ == "__main__":
+    run = small.test(run_conf={"source": "nope"})
+    print(json.dumps({"tasks": [len(small.tasks), len(large.tasks)],
+                      "args": [args(small), args(large)], "state": str(run.state),
+                      "tis": sorted({str(ti.state) for ti in run.get_task_instances()})}))
+"""
+
+
+@pytest.mark.integration
+def test_a_tasks_arguments_do_not_grow_with_the_sources_of_its_dag(
+    airflow_home: Any, tmp_path: Path
+) -> None:
+    # each task carried the names of every source of its DAG: at 1,000 sources Airflow walked
+    # a million names for XCom references while parsing, and serialized them 1,000 times
+    config = '[dlt_ops]\ndefault_destination = "duckdb"\ndefault_dataset = "ds"\n' + "".join(
+        f'[sources.s{i:02d}.dlt_ops]\nschedule = "@hourly"\n' for i in range(40)
+    )
+    root = write_project(tmp_path / "proj", config,
+                         {f"s{i:02d}": EVENTS_SOURCE for i in range(40)})  # fmt: skip
+    proc = airflow_home.run_dag_file(tmp_path / "dags", FLEET, env={"DLT_PROJECT": str(root)})
+    out = _json(proc)
+    assert out["tasks"] == [5, 40]
+    small, large = out["args"]
+    assert small == large, (small, large)
+    # the run-time check still knows the DAG's sources: a run naming another one fails
+    assert (out["state"], out["tis"]) == ("failed", ["failed"])
+    assert "unknown source 'nope' in dag_run.conf; known: ['s00', 's01', 's02', 's03', 's04']" in (
+        proc.stdout + proc.stderr
+    )

@@ -154,6 +154,22 @@ def run_scheduled(
             "records_loaded": record.records_loaded}  # fmt: skip
 
 
+def _scheduled_task(known_sources: list[str], keep_provider: bool) -> Any:
+    """The ``@task`` of one schedule DAG's source tasks (each call site overrides its task id
+    and pool). The DAG's source names are bound here, not passed to each task: Airflow walks
+    every task argument for XCom references and serializes it with the task, so a list of
+    every source in each task made parsing and the serialized DAG grow as sources²."""
+    names = list(known_sources)
+
+    def run_source(project_root: str, source: str, resource: str | None,
+                   use_data_interval: bool) -> dict[str, Any]:  # fmt: skip
+        return run_scheduled(project_root, source, resource, names, use_data_interval)
+
+    run_source.__doc__ = run_scheduled.__doc__
+    # multiple_outputs as Airflow infers it from the dict return, without the per-task look-up
+    return task(_checked(run_source, keep_provider), multiple_outputs=True)
+
+
 def build_schedule_dags(
     project_root: Path | str,
     *,
@@ -196,7 +212,6 @@ def build_schedule_dags(
     project = discover(root)
     selected = select_sources(project.sources, sources)
     pool_of = source_pools(selected, pools, pool)
-    run_task = _checked(run_scheduled, dlt_airflow_secrets)
     groups: dict[tuple[str, str], list[str]] = {}  # one DAG per schedule and time zone
     for name in selected:
         cfg = config.source(name)
@@ -219,15 +234,15 @@ def build_schedule_dags(
                 guard = task(task_id=CHECK_TASK_ID, pool=DEFAULT_POOL, retries=0)(
                     _checked(check_pools, dlt_airflow_secrets))(used, str(root))  # fmt: skip
             last_tasks = []
+            run_task = _scheduled_task(members, dlt_airflow_secrets)
             for source in members:
                 resources = project.sources[source].static_resources or (None,)
                 previous = guard
                 for resource in resources:
                     task_id = f"{source}_{resource}" if resource else source
-                    op = task(task_id=task_id, pool=pool_of[source])(run_task)(
-                        str(root), source, resource, members,
-                        use_data_interval and cron is not None,
-                    )  # fmt: skip
+                    op = run_task.override(task_id=task_id, pool=pool_of[source])(
+                        str(root), source, resource, use_data_interval and cron is not None
+                    )
                     if previous is not None:
                         previous >> op
                     previous = op
