@@ -235,6 +235,32 @@ def test_iterated_by_hand_in_a_pipelines_context_credentials_are_pipeline_scoped
     assert not decoy.exists()
 
 
+def test_a_checkpointed_generator_called_by_hand_resolves_credentials_pipeline_scoped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``@with_checkpoints`` generator that is no resource, iterated by the user's own loop
+    while a pipeline is active: no dlt resource puts the pipeline's name in dlt's section
+    context, so the manager's own lookup must (``PIPELINE__DESTINATION__...`` first)."""
+    scoped, decoy = tmp_path / "scoped.duckdb", tmp_path / "decoy.duckdb"
+    monkeypatch.setenv("PLAIN_PIPELINE__DESTINATION__DUCKDB__CREDENTIALS", str(scoped))
+    monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", str(decoy))
+    dlt.pipeline(pipeline_name="plain_pipeline", destination="duckdb", dataset_name="ds",
+                 pipelines_dir=str(tmp_path / "pipelines"))  # fmt: skip
+
+    @with_checkpoints(cursor_field="n", frequency=1)
+    def numbers(n: Any = None) -> Any:
+        for i in range(3):
+            yield [{"n": i}]
+
+    assert len(list(numbers(n=dlt.sources.incremental("n", initial_value=0)))) == 3
+    import duckdb
+
+    with duckdb.connect(str(scoped)) as conn:
+        statuses = conn.execute("SELECT DISTINCT status FROM ds._dlt_custom_checkpoints").fetchall()
+    assert statuses == [("completed",)]
+    assert not decoy.exists()
+
+
 def test_iterated_outside_any_pipeline_says_so_before_fetching(ck: Any) -> None:
     from dlt.common.configuration.container import Container
     from dlt.common.pipeline import PipelineContext

@@ -157,3 +157,57 @@ def test_a_failing_finish_is_logged_not_lost(capsys: pytest.CaptureFixture[str])
     errors = [e["event"] for e in captured if e["log_level"] == "error"]
     assert len(errors) == 1 and "[events] Finishing the checkpoints failed" in errors[0]
     assert "hunter2" not in errors[0]
+
+
+def test_the_next_checkpointed_resource_of_the_step_opens_after_the_last_ones_finish(
+    ck: Any, duck: Any, make_pipeline: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two checkpointed resources extracted one after the other in one step: the second's
+    ``open`` waits for the first's finish, still running in its thread, to land before it
+    reads. The first finish is held until someone joins *this* pipeline's finishes (only a
+    join of another pipeline, or none, leaves it held for ``GATE_S``)."""
+    order: list[str] = []
+    gate = threading.Event()
+    complete, join, open_ = CheckpointManager.complete, finisher.HOOK.join, CheckpointManager.open
+    pipeline = make_pipeline(duck)
+
+    def held_complete(manager: CheckpointManager) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            gate.wait(GATE_S)
+        complete(manager)
+        order.append(f"{manager.resource_name} finished")
+
+    def opening_join(joined: Any) -> None:
+        if joined is pipeline:
+            gate.set()
+        join(joined)
+
+    def recorded_open(manager: CheckpointManager, **kwargs: Any) -> None:
+        open_(manager, **kwargs)
+        order.append(f"{manager.resource_name} opened")
+
+    monkeypatch.setattr(CheckpointManager, "complete", held_complete)
+    monkeypatch.setattr(finisher.HOOK, "join", opening_join)
+    monkeypatch.setattr(CheckpointManager, "open", recorded_open)
+    monkeypatch.setenv("EXTRACT__NEXT_ITEM_MODE", "fifo")  # one resource to its end, then the next
+    pipeline.extract([ck.resource(ck.FakeApi(), name=name) for name in ("first", "second")])
+    assert order.index("first finished") < order.index("second opened"), order
+
+
+def test_a_handed_off_finish_that_fails_names_its_resource(
+    ck: Any, duck: Any, make_pipeline: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The extract succeeded and its finish, in its thread, failed: the error names the
+    resource whose checkpoints stay active."""
+    import structlog
+    from structlog.testing import capture_logs
+
+    def broken_complete(manager: CheckpointManager) -> None:
+        raise OSError("checkpoint table gone")
+
+    monkeypatch.setattr(CheckpointManager, "complete", broken_complete)
+    monkeypatch.setattr(finisher, "log", structlog.get_logger(finisher.__name__))
+    with capture_logs() as captured:
+        make_pipeline(duck).extract(ck.resource(ck.FakeApi(), name="orders"))
+    errors = [e["event"] for e in captured if e["log_level"] == "error"]
+    assert errors == ["[orders] Finishing the checkpoints failed: checkpoint table gone"], errors
