@@ -29,6 +29,14 @@ def _run(pipeline: Any, resource: Any) -> BaseException | None:
     return None
 
 
+def _checkpoint_statuses(database: Path) -> list[tuple[Any, ...]]:
+    """The distinct statuses of the checkpoint rows in a DuckDB file."""
+    import duckdb
+
+    with duckdb.connect(str(database)) as conn:
+        return conn.execute("SELECT DISTINCT status FROM ds._dlt_custom_checkpoints").fetchall()
+
+
 # -- decoration time -----------------------------------------------------------------------------
 
 
@@ -227,11 +235,7 @@ def test_iterated_by_hand_in_a_pipelines_context_credentials_are_pipeline_scoped
         pipelines_dir=str(tmp_path / "pipelines"),
     )
     assert list(ck.resource(ck.FakeApi()))
-    import duckdb
-
-    with duckdb.connect(str(scoped)) as conn:
-        statuses = conn.execute("SELECT DISTINCT status FROM ds._dlt_custom_checkpoints").fetchall()
-    assert statuses == [("completed",)]
+    assert _checkpoint_statuses(scoped) == [("completed",)]
     assert not decoy.exists()
 
 
@@ -253,11 +257,7 @@ def test_a_checkpointed_generator_called_by_hand_resolves_credentials_pipeline_s
             yield [{"n": i}]
 
     assert len(list(numbers(n=dlt.sources.incremental("n", initial_value=0)))) == 3
-    import duckdb
-
-    with duckdb.connect(str(scoped)) as conn:
-        statuses = conn.execute("SELECT DISTINCT status FROM ds._dlt_custom_checkpoints").fetchall()
-    assert statuses == [("completed",)]
+    assert _checkpoint_statuses(scoped) == [("completed",)]
     assert not decoy.exists()
 
 

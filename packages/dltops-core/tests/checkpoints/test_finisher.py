@@ -18,8 +18,10 @@ class _Spy:
     """Records where ``complete`` ran and holds it until someone joins the pipeline's finishes:
     a clean finish that nobody waits for stays unfinished until the test looks."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, only: Any = None) -> None:
+        """``only``: a pipeline; then only a join of that pipeline's finishes opens the gate."""
         self.threads: list[str] = []
+        self.order: list[str] = []  # "<resource> finished", as each finish lands
         self.completed = threading.Event()
         self._gate = threading.Event()
         complete, join = CheckpointManager.complete, finisher.HOOK.join
@@ -29,10 +31,12 @@ class _Spy:
             if threading.current_thread() is not threading.main_thread():
                 self._gate.wait(GATE_S)
             complete(manager)
+            self.order.append(f"{manager.resource_name} finished")
             self.completed.set()
 
         def opening_join(pipeline: Any) -> None:
-            if self.threads:  # a join before the finish began (the next open's) opens nothing
+            # a join before the finish began (the next open's) opens nothing
+            if self.threads and (only is None or pipeline is only):
                 self._gate.set()
             join(pipeline)
 
@@ -166,32 +170,17 @@ def test_the_next_checkpointed_resource_of_the_step_opens_after_the_last_ones_fi
     ``open`` waits for the first's finish, still running in its thread, to land before it
     reads. The first finish is held until someone joins *this* pipeline's finishes (only a
     join of another pipeline, or none, leaves it held for ``GATE_S``)."""
-    order: list[str] = []
-    gate = threading.Event()
-    complete, join, open_ = CheckpointManager.complete, finisher.HOOK.join, CheckpointManager.open
     pipeline = make_pipeline(duck)
-
-    def held_complete(manager: CheckpointManager) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            gate.wait(GATE_S)
-        complete(manager)
-        order.append(f"{manager.resource_name} finished")
-
-    def opening_join(joined: Any) -> None:
-        if joined is pipeline:
-            gate.set()
-        join(joined)
+    spy, open_ = _Spy(monkeypatch, only=pipeline), CheckpointManager.open
 
     def recorded_open(manager: CheckpointManager, **kwargs: Any) -> None:
         open_(manager, **kwargs)
-        order.append(f"{manager.resource_name} opened")
+        spy.order.append(f"{manager.resource_name} opened")
 
-    monkeypatch.setattr(CheckpointManager, "complete", held_complete)
-    monkeypatch.setattr(finisher.HOOK, "join", opening_join)
     monkeypatch.setattr(CheckpointManager, "open", recorded_open)
     monkeypatch.setenv("EXTRACT__NEXT_ITEM_MODE", "fifo")  # one resource to its end, then the next
     pipeline.extract([ck.resource(ck.FakeApi(), name=name) for name in ("first", "second")])
-    assert order.index("first finished") < order.index("second opened"), order
+    assert spy.order.index("first finished") < spy.order.index("second opened"), spy.order
 
 
 def test_a_handed_off_finish_that_fails_names_its_resource(
