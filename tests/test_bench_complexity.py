@@ -220,15 +220,17 @@ COUNTING_CALLS_CLI = (
     "sys.setprofile(profiled)\n" + CLI.replace("; ", "\n")
 )
 #: Python calls a reader may make per source of a DuckDB fleet, each answered from the read
-#: cache: about a tenth above what each made after #33's fixes (before them: status 1,300,
+#: cache: about a twentieth above what each made after #33's fixes (before them: status 1,300,
 #: runs list 1,140, report 1,870, metrics 1,940, the scheduler 2,550; the scheduler 1,770
-#: before its passes shared their targets: resolving_once)
+#: before its passes shared their targets: resolving_once; 1,060 before they shared the rows
+#: they built: SnapshotSession.remember, and status 734, runs list 632, report 957, metrics
+#: 1,023 before a cached read was left on the calling thread)
 CALLS_PER_SOURCE = {
-    "pipeline status": 830,
-    "runs list": 700,
-    "report": 1060,
-    "metrics": 1130,
-    "scheduler run --once (none due)": 1170,
+    "pipeline status": 720,
+    "runs list": 610,
+    "report": 930,
+    "metrics": 1000,
+    "scheduler run --once (none due)": 870,
 }
 
 

@@ -256,3 +256,50 @@ def test_a_snapshot_closes_only_a_connection_it_opened(tmp_path: Path) -> None:
         broken.query(Statement("SELECT 2"))
     assert again.value is first.value and failing.connects == 1  # raised again, not retried
     broken.close()
+
+
+def test_what_a_snapshot_derived_is_built_once_per_stamp_in_a_process(tmp_path: Path) -> None:
+    """``remember``: a command reading a ledger in several passes builds its rows once; a new
+    stamp (any write) builds them again; a plain session builds them every time."""
+    from dlt_ops.adapters import DestinationSession
+
+    _duckdb_file(tmp_path / "x.duckdb", 3)
+    snaps = _Snapshots(tmp_path, tmp_path / "x.duckdb")
+    builds: list[str] = []
+
+    def build(label: str) -> list[str]:
+        builds.append(label)
+        return [label]
+
+    cache, first = snaps.session()
+    assert first.remember(("k", 1), lambda: build("a")) == ["a"]
+    _, second = snaps.session(cache=cache)  # the next pass of the same command
+    assert second.remember(("k", 1), lambda: build("b")) == ["a"]
+    assert second.remember(("k", 2), lambda: build("c")) == ["c"]  # another key: built
+    _, changed = snaps.session(stamp="s2", cache=cache)
+    assert changed.remember(("k", 1), lambda: build("d")) == ["d"]
+    assert builds == ["a", "c", "d"] and snaps.connects == 0
+    plain = DestinationSession(snaps.adapter, snaps.adapter.connect(snaps.target), "raw")
+    assert plain.remember(("k", 1), lambda: build("e")) == ["e"]
+    assert plain.remember(("k", 1), lambda: build("f")) == ["f"]
+    plain.close()
+
+
+def test_a_snapshot_decodes_a_repeated_answer_once_per_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dlt_ops.target import read_cache
+
+    cache = ReadCache(tmp_path / "reads.json")
+    cache.put("db", "s", "q", [[1, "a"]])
+    cache.save()
+    again = ReadCache(tmp_path / "reads.json")
+    decoded: list[str] = []
+    real = read_cache._decode
+    monkeypatch.setattr(read_cache, "_decode", lambda t: decoded.append(t) or real(t))
+    assert again.get("db", "s", "q") == (True, [[1, "a"]])
+    assert again.get("db", "s", "q") == (True, [[1, "a"]])
+    assert len(decoded) == 1
+    again.put("db", "s2", "q", [[2, "b"]])  # a write: the old stamp's answers are gone
+    assert again.get("db", "s", "q") == (False, None)
+    assert again.get("db", "s2", "q") == (True, [[2, "b"]])

@@ -1,10 +1,14 @@
 """``map_by_database``: answers in the callers' order, one thread per database lane, a lane's
-work one after another (a session never crosses threads), at most READ_THREADS threads."""
+work one after another (a session never crosses threads), at most READ_THREADS threads; reads
+that never wait (the read cache answers) stay on the calling thread, and a lane that waits on
+its database brings the others in side by side."""
 
 from __future__ import annotations
 
 import threading
 import time
+
+import pytest
 
 from dlt_ops.target.sessions import READ_THREADS, map_by_database
 
@@ -67,3 +71,45 @@ def test_no_more_than_read_threads_at_once() -> None:
     assert map_by_database(lanes, work) == list(range(8))
     assert peak == READ_THREADS
     assert time.monotonic() - started < 8 * 0.05  # side by side, not one after another
+
+
+def test_reads_that_never_wait_stay_on_the_calling_thread() -> None:
+    """Threads only take turns on the GIL for answers the read cache gives: none start."""
+    lanes = [f"db{i}" for i in range(50)]
+    seen: set[int] = set()
+    before = threading.active_count()
+    assert map_by_database(lanes, lambda i: seen.add(threading.get_ident()) or i) == list(range(50))
+    assert seen == {threading.get_ident()}
+    assert threading.active_count() == before  # the watcher is gone too
+
+
+def test_a_lane_waiting_on_its_database_brings_the_others_in_side_by_side() -> None:
+    """Lane a cannot finish before lane b has started: read one after another, it would wait
+    out its whole timeout."""
+    b_started = threading.Event()
+    waited: list[bool] = []
+
+    def work(i: int) -> int:
+        if i == 0:
+            waited.append(b_started.wait(timeout=30))
+        elif i == 1:
+            b_started.set()
+        return i
+
+    assert map_by_database(["a", "b", "c"], work) == [0, 1, 2]
+    assert waited == [True]
+
+
+def test_a_lane_that_fails_on_a_helper_thread_fails_the_call() -> None:
+    b_started = threading.Event()
+
+    def work(i: int) -> int:
+        if i == 0:
+            b_started.wait(timeout=30)
+        elif i == 1:
+            b_started.set()
+            raise ValueError("ledger b is broken")
+        return i
+
+    with pytest.raises(ValueError, match="ledger b is broken"):
+        map_by_database(["a", "b", "c", "d"], work)

@@ -44,10 +44,19 @@ def database_path(target: ConnectionTarget) -> str:
     if creds is None or creds == "":
         creds = f"{target.pipeline_name or target.dataset}.duckdb"
     creds = str(creds)
+    if creds.startswith("~"):  # follows $HOME: not kept
+        return _file_of.__wrapped__(creds, target.project_root)
+    return _file_of(creds, target.project_root)
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_of(creds: str, root: Path) -> str:
+    """:func:`database_path` of a path-like ``creds`` (kept: a fleet reader asks per source
+    per pass, and each answer costs a few ``pathlib`` parses)."""
     if creds.startswith(MEMORY):
         return MEMORY
     path = Path(creds).expanduser()
-    return str(path if path.is_absolute() else target.project_root / path)
+    return str(path if path.is_absolute() else root / path)
 
 
 # DuckDB's own catalog function answers as information_schema.columns does (same names and type

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from dlt_ops.adapters.model import ColumnInfo, ConnectionTarget, TableSpec
 from dlt_ops.adapters.protocol import DestinationAdapter, SqlClient
@@ -13,6 +13,8 @@ from dlt_ops.adapters.statements import Statement
 from dlt_ops.log import get_logger
 
 log = get_logger(__name__)
+
+_V = TypeVar("_V")
 
 
 class DestinationSession:
@@ -76,6 +78,13 @@ class DestinationSession:
         """Columns of ``table``, ``None`` when absent."""
         with self._lock:
             return self.adapter.fetch_columns(self.client, self.dataset, table)
+
+    def remember(self, key: Hashable, build: Callable[[], _V]) -> _V:
+        """A value derived from this session's reads (``key`` names it): built on each call
+        here; a read-only session that answers from the read cache keeps it while the database
+        is unchanged, so a command asking twice builds it once (callers copy, never change it).
+        """
+        return build()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -6,7 +6,7 @@ import functools
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from dlt_ops.adapters import ColumnInfo, Statement
+from dlt_ops.adapters import ColumnInfo, DestinationSession, Statement
 from dlt_ops.ledger.model import ALL_KEYS, RUNS_TABLE, RUNS_TABLE_NAME, RunRecord, RunStatus
 from dlt_ops.ledger.sinks import LedgerQuery, LedgerSinkContext
 from dlt_ops.log import get_logger
@@ -178,11 +178,8 @@ class DestinationLedgerSink:
     def read_runs(self, query: LedgerQuery) -> list[RunRecord] | None:
         """Newest-first runs; ``None`` when the table does not exist."""
         session = self.context.open_session()
-        present = session.fetch_columns(RUNS_TABLE_NAME)
-        if present is None:
-            return None
-        stmt, params = select_runs(query, present)
-        return [RunRecord.from_row(row) for row in session.query(stmt, *params)]
+        found = session.remember(("read_runs", query), lambda: _read_runs(session, query))
+        return None if found is None else list(found)
 
     def read_runs_many(
         self, sources: Sequence[str], query: LedgerQuery
@@ -190,16 +187,9 @@ class DestinationLedgerSink:
         """:meth:`read_runs` for many sources of this ledger at once (``query.source`` is
         ignored): a few statements per dataset, however many sources share it."""
         session = self.context.open_session()
-        present = session.fetch_columns(RUNS_TABLE_NAME)
-        if present is None:
-            return None
-        found: dict[str, list[RunRecord]] = {source: [] for source in sources}
-        for first in range(0, len(sources), MANY_CHUNK):
-            stmt, params = select_runs_many(sources[first : first + MANY_CHUNK], query, present)
-            for row in session.query(stmt, *params):
-                run = RunRecord.from_row(row)
-                found[run.source_section].append(run)
-        return found
+        found = session.remember(("read_runs_many", tuple(sources), query),
+                                 lambda: _read_runs_many(session, sources, query))  # fmt: skip
+        return None if found is None else {source: list(runs) for source, runs in found.items()}
 
     def prune(self, older_than: datetime, *, dry_run: bool) -> int:
         """Count or delete rows started before ``older_than`` (a run that old is over)."""
@@ -209,3 +199,27 @@ class DestinationLedgerSink:
         if dry_run:
             return int(session.query(PRUNE_COUNT, older_than)[0][0])
         return session.execute(PRUNE_DELETE, older_than)
+
+
+# a snapshot session keeps what these built while its database is unchanged (remember)
+def _read_runs(session: DestinationSession, query: LedgerQuery) -> list[RunRecord] | None:
+    present = session.fetch_columns(RUNS_TABLE_NAME)
+    if present is None:
+        return None
+    stmt, params = select_runs(query, present)
+    return [RunRecord.from_row(row) for row in session.query(stmt, *params)]
+
+
+def _read_runs_many(
+    session: DestinationSession, sources: Sequence[str], query: LedgerQuery
+) -> dict[str, list[RunRecord]] | None:
+    present = session.fetch_columns(RUNS_TABLE_NAME)
+    if present is None:
+        return None
+    found: dict[str, list[RunRecord]] = {source: [] for source in sources}
+    for first in range(0, len(sources), MANY_CHUNK):
+        stmt, params = select_runs_many(sources[first : first + MANY_CHUNK], query, present)
+        for row in session.query(stmt, *params):
+            run = RunRecord.from_row(row)
+            found[run.source_section].append(run)
+    return found

@@ -19,10 +19,10 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from dlt_ops.adapters import ColumnInfo, ConnectionTarget, DestinationAdapter, DestinationSession
 from dlt_ops.adapters.protocol import SqlClient
@@ -31,6 +31,8 @@ from dlt_ops.atomic_file import write_atomically
 from dlt_ops.log import get_logger
 
 log = get_logger(__name__)
+
+_V = TypeVar("_V")
 
 CACHE_NAME = "ledger-reads.json"
 _FORMAT = 2  # 2: each answer a JSON text of its own, reads named by a hash
@@ -102,6 +104,9 @@ class ReadCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._databases: dict[str, dict[str, Any]] | None = None
+        #: per database, the stamp and what was decoded or derived under it in this process (a
+        #: command reading a ledger in several passes decodes and builds its rows once)
+        self._memo: dict[str, tuple[str, dict[Hashable, Any]]] = {}
         self._dirty = False
         self._lock = threading.Lock()
 
@@ -116,8 +121,17 @@ class ReadCache:
                 self._databases = {}  # none yet, or not ours: start over
         return self._databases
 
+    def load(self) -> None:
+        """Parse the file now (else on the first read)."""
+        with self._lock:
+            self._load()
+
     def get(self, database: str, stamp: str, read: str) -> tuple[bool, Any]:
-        """``(True, value)`` when ``read`` was answered under ``stamp``, else ``(False, None)``."""
+        """``(True, value)`` when ``read`` was answered under ``stamp``, else ``(False, None)``
+        (the value is shared within the process: callers copy, never change it)."""
+        memo = self._memo_of(database, stamp)
+        if read in memo:
+            return True, memo[read]
         with self._lock:
             entry = self._load().get(database)
             if not isinstance(entry, dict) or entry.get("stamp") != stamp:
@@ -127,13 +141,30 @@ class ReadCache:
             if not isinstance(found, str):
                 return False, None
         try:
-            return True, _decode(found)
+            value = memo[read] = _decode(found)
         except (ValueError, KeyError, TypeError, RecursionError):
             return False, None  # not what this version wrote: a miss
+        return True, value
+
+    def remembered(self, database: str, stamp: str, key: Hashable, build: Callable[[], _V]) -> _V:
+        """``build()``, kept in this process while ``database`` keeps ``stamp`` (shared:
+        callers copy, never change it)."""
+        memo = self._memo_of(database, stamp)
+        if key not in memo:
+            memo[key] = build()
+        return memo[key]
+
+    def _memo_of(self, database: str, stamp: str) -> dict[Hashable, Any]:
+        with self._lock:
+            found = self._memo.get(database)
+            if found is None or found[0] != stamp:  # a new stamp: what was kept is stale
+                found = self._memo[database] = (stamp, {})
+            return found[1]
 
     def put(self, database: str, stamp: str, read: str, value: Any) -> None:
         """Remember ``value`` as the answer to ``read`` under ``stamp`` (a new stamp drops the
         database's older answers)."""
+        self._memo_of(database, stamp)  # a new stamp drops what was kept under the old one
         try:
             encoded = json.dumps(_encode(value), separators=(",", ":"))
         except _Uncacheable:
@@ -236,6 +267,9 @@ class SnapshotSession(DestinationSession):
 
         columns = self._cached(_read_key("columns", table, ()), read)
         return None if columns is None else [ColumnInfo(n, t) for n, t in columns]
+
+    def remember(self, key: Hashable, build: Callable[[], _V]) -> _V:
+        return self._cache.remembered(self._database, self._stamp, key, build)
 
     def close(self) -> None:
         if self._client is not None and not isinstance(self._client, BaseException):
