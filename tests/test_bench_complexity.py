@@ -311,7 +311,7 @@ def test_the_read_cache_decodes_only_the_answers_asked_for(tmp_path: Path) -> No
         cache = ReadCache(path)
         for db in range(40):
             for read in ("asked", *(f"other-{i}" for i in range(others))):
-                cache.put(f"db{db}", "s", read, [row] * 10)
+                cache.put(f"db{db}", "s", read, [[*row, read]] * 10)  # answers all distinct
         cache.save()
         gc.collect()
         before = sys.getallocatedblocks()

@@ -10,6 +10,7 @@ from tests.conftest import EVENTS_ON_DUCKDB as CONFIG
 from tests.conftest import age_databases, imported_modules
 
 CACHE = Path(".dlt-ops") / "ledger-reads.json"
+_FORMAT = 3  # what this version writes (dlt_ops.target.read_cache)
 #: the interpreter's own import report: it shows whether the status process loaded the driver
 IMPORTS = {"PYTHONPROFILEIMPORTTIME": "1"}
 
@@ -70,4 +71,4 @@ def test_a_garbled_or_foreign_cache_file_is_ignored_and_replaced(project, templa
         (root / CACHE).write_text(planted)
         doc, loaded = _status(cli, root)
         assert "duckdb" in loaded and [r["run_id"] for r in doc[0]["runs"]] == [run_id]
-        assert json.loads((root / CACHE).read_text())["format"] == 2
+        assert json.loads((root / CACHE).read_text())["format"] == _FORMAT

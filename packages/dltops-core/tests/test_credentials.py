@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from dlt_ops.config.credentials import resolve_credentials
 from dlt_ops.redact import redact
 
@@ -81,3 +83,42 @@ def test_destination_settings_are_found_like_credentials(tmp_path: Path) -> None
         config, resolve_destination(config, "demo"), setting_keys=("location",)
     )
     assert target.options == {"location": "EU"}
+
+
+def test_a_frozen_block_reads_the_environment_and_files_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fleet-wide command looks up a thousand sources' credentials: inside
+    ``lookups_frozen`` the environment is scanned and both TOML files are read once; a change
+    made inside the block shows after it."""
+    from dlt_ops.config import credentials
+
+    root = _files(tmp_path, config='[destination.duckdb]\ncredentials = "first.duckdb"\n')
+    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", "postgresql://u@h/one")
+    reads: list[Path] = []
+    real_read = credentials.read_toml_cached
+    monkeypatch.setattr(credentials, "read_toml_cached", lambda p: reads.append(p) or real_read(p))
+    with credentials.lookups_frozen():
+        for _ in range(3):
+            assert resolve_credentials(root, "duckdb") == "first.duckdb"
+            assert resolve_credentials(root, "postgres") == "postgresql://u@h/one"
+        (root / ".dlt" / "config.toml").write_text(
+            '[destination.duckdb]\ncredentials = "b.duckdb"\n'
+        )
+        monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", "postgresql://u@h/two")
+        with credentials.lookups_frozen():  # nested: the outer block's reads hold
+            assert resolve_credentials(root, "duckdb") == "first.duckdb"
+            assert resolve_credentials(root, "postgres") == "postgresql://u@h/one"
+    assert sorted(p.name for p in reads) == ["config.toml", "secrets.toml"]
+    assert resolve_credentials(root, "duckdb") == "b.duckdb"
+    assert resolve_credentials(root, "postgres") == "postgresql://u@h/two"
+
+
+def test_an_explicit_environment_is_never_frozen(tmp_path: Path) -> None:
+    from dlt_ops.config.credentials import lookups_frozen
+
+    root = _files(tmp_path)
+    with lookups_frozen():
+        assert resolve_credentials(root, "duckdb", environ={}) is None
+        env = {"DESTINATION__DUCKDB__CREDENTIALS": "given.duckdb"}
+        assert resolve_credentials(root, "duckdb", environ=env) == "given.duckdb"

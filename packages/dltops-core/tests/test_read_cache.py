@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dlt_ops.target.read_cache import MAX_READS, ReadCache, database_key
+from dlt_ops.target.read_cache import _FORMAT, MAX_READS, ReadCache, _slot, database_key
 
 
 def test_rows_round_trip_exactly_through_the_file(tmp_path: Path) -> None:
@@ -64,6 +64,30 @@ def test_reads_per_database_are_bounded(tmp_path: Path) -> None:
     assert cache.get("db", "s", "q0") == (False, None)  # the oldest went first
 
 
+def test_an_answer_several_reads_share_is_written_once(tmp_path: Path) -> None:
+    """Status, the due check and the freshness check read the same rows by different
+    statements: the file keeps that answer once per database, and each read finds it."""
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    rows = [[f"row-{i}-of-src", at + timedelta(hours=i), i] for i in range(50)]
+    cache = ReadCache(tmp_path / "reads.json")
+    for read in ("status", "due", "freshness"):
+        cache.put("db", "s", read, rows)
+    cache.put("db", "s", "count", [[50]])
+    cache.put("other", "s", "status", rows)
+    cache.save()
+    text = (tmp_path / "reads.json").read_text()
+    assert text.count("row-49-of-src") == 2  # once per database
+    again = ReadCache(tmp_path / "reads.json")
+    for read in ("status", "due", "freshness"):
+        assert again.get("db", "s", read) == (True, rows)
+    assert again.get("db", "s", "count") == (True, [[50]])
+    assert again.get("other", "s", "status") == (True, rows)
+    again.put("db", "s", "new", [[1]])  # a file read back, added to and written again
+    again.save()
+    third = ReadCache(tmp_path / "reads.json")
+    assert [third.get("db", "s", r)[1] for r in ("due", "new")] == [rows, [[1]]]
+
+
 def test_an_unwritable_state_directory_only_means_no_cache(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
@@ -77,10 +101,10 @@ def test_a_file_of_another_format_or_shape_is_a_miss(tmp_path: Path) -> None:
     path = tmp_path / "reads.json"
     good = {"db": {"stamp": "s", "reads": {"q": [[1]]}}}
     odd_reads = [
-        {"format": 2, "databases": {"db": {"stamp": "s", "reads": reads}}}
-        for reads in (["q"], "q", None)
+        {"format": _FORMAT, "databases": {"db": {"stamp": "s", "reads": reads, "answers": ["1"]}}}
+        for reads in (["q"], "q", None, {_slot("q"): 1}, {_slot("q"): True}, {_slot("q"): None})
     ]
-    no_reads = {"format": 2, "databases": {"db": {"stamp": "s"}}}
+    no_reads = {"format": _FORMAT, "databases": {"db": {"stamp": "s"}}}
     for doc in (
         {"format": 999, "databases": good}, [good], {"format": 1, "databases": [good]},
         *odd_reads, no_reads,
@@ -99,9 +123,8 @@ def test_an_answer_this_version_cannot_decode_is_a_miss(tmp_path: Path) -> None:
         cache.put("db", "s", "q", [[1]])
         cache.save()
         doc = json.loads(path.read_text())
-        reads = doc["databases"]["db"]["reads"]
-        for slot in reads:
-            reads[slot] = broken  # e.g. written by a later version, or cut short
+        answers = doc["databases"]["db"]["answers"]
+        answers[:] = [broken] * len(answers)  # e.g. written by a later version, or cut short
         path.write_text(json.dumps(doc))
         assert ReadCache(path).get("db", "s", "q") == (False, None), broken
 

@@ -94,7 +94,8 @@ def test_inside_resolving_once_every_pool_takes_the_first_resolution(
     tmp_path: Path, registry: PluginRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A fleet reader's several pools (the scheduler's due check, freshness check and alert
-    state) resolve each source once inside ``resolving_once``; outside it, afresh."""
+    state) resolve each source once inside ``resolving_once``, in the environment as the block
+    first read it; outside it, afresh."""
     from dlt_ops.target import resolve_target, resolving_once
 
     config = _project(tmp_path)
@@ -106,7 +107,8 @@ def test_inside_resolving_once_every_pool_takes_the_first_resolution(
         monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", elsewhere)
         with SessionPool(registry, config) as pool:
             assert pool.key(_where())[1] == shared  # the pass's first answer holds
-            assert pool.key(_where("p2"))[1] == elsewhere  # one not asked yet: resolved now
+            # one not asked yet is resolved now, in the environment as the pass first read it
+            assert pool.key(_where("p2"))[1] == shared
         with resolving_once():  # nested: the outer pass's answers still hold
             assert resolve_target(registry, config, "p1").database == shared
     with SessionPool(registry, config) as pool:  # the pass is over: resolved afresh
@@ -189,7 +191,7 @@ def test_repeated_reads_of_an_unchanged_file_come_from_the_cache_until_it_change
     cached = _cached_databases(tmp_path)
     assert len(cached) == 1
     (entry,) = cached.values()
-    assert [json.loads(v) for v in entry["reads"].values()] == [[[3]]]  # each a JSON text
+    assert [json.loads(entry["answers"][i]) for i in entry["reads"].values()] == [[[3]]]  # texts
     stamp = entry["stamp"]
     assert stamp not in ("", "None") and str(db) not in json.dumps(cached)
     with SessionPool(registry, config) as pool:  # the next command: same file, same answer

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -130,6 +131,8 @@ def test_the_cache_is_plain_json(tmp_path: Path) -> None:
         '"entries": {"k": {"$": "obj", "cls": "Popen", "v": {}}}}',
         '{"format": 1, "version": "%(v)s", "entries": {"k": ["not", "facts"]}}',
         '{"format": 1, "version": "%(v)s", "entries": {"k": {"$": "tuple", "v": 3}}}',
+        # an untagged object where encode() writes only tagged ones
+        '{"format": %(f)s, "version": "%(v)s", "entries": {"k": {"$": "tuple", "v": [{}]}}}',
     ],
 )
 def test_a_foreign_cache_is_a_miss(tmp_path: Path, parses: list[Path], document: str) -> None:
@@ -137,7 +140,9 @@ def test_a_foreign_cache_is_a_miss(tmp_path: Path, parses: list[Path], document:
 
     root = _project(tmp_path, "alpha")
     (root / ".dlt-ops").mkdir()
-    (root / ".dlt-ops" / scan_cache.CACHE_NAME).write_text(document % {"v": __version__})
+    (root / ".dlt-ops" / scan_cache.CACHE_NAME).write_text(
+        document % {"v": __version__, "f": scan_cache._FORMAT}
+    )
     assert sorted(discover(root).sources) == ["alpha"]
     assert len(parses) == 1, "a foreign cache was trusted"
 
@@ -153,12 +158,30 @@ CONTRACTS = [
 @pytest.mark.parametrize("contract", CONTRACTS)
 def test_literal_contracts_round_trip(contract: object) -> None:
     from dlt_ops.project.model import ContractDecl, ModuleFacts
-    from dlt_ops.project.scan_codec import decode, encode
+    from dlt_ops.project.scan_codec import encode, loads
 
     facts = ModuleFacts(
         Path("/p/m.py"), contracts=(ContractDecl(Path("/p/m.py"), 3, contract, "f"),)
     )
-    assert decode(encode(facts)) == facts
+    assert loads(json.dumps(encode(facts)), plain=0) == facts
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"$": "tuple", "v": [{"a": 1}]}',  # an untagged object outside a dataclass's fields
+        '[{"$": "obj", "cls": "ColumnsRef", "v": {"$": "dict", "v": []}}]',  # fields not an object
+        '{"$": "obj", "cls": "ColumnsRef", "v": {}}',  # fields missing
+        '{"$": "set", "v": [[1]]}',  # an unhashable member
+        '{"$": "tuple", "v": [], "x": 1}',  # a key encode() never writes
+        '{"$": "nope", "v": []}',
+    ],
+)
+def test_the_decoder_takes_only_what_encode_writes(text: str) -> None:
+    from dlt_ops.project.scan_codec import CacheFormatError, loads
+
+    with pytest.raises(CacheFormatError):
+        loads(text, plain=0)
 
 
 def test_unencodable_literals_are_not_cached(tmp_path: Path, parses: list[Path]) -> None:

@@ -15,7 +15,9 @@ is remembered for redaction.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,6 +26,50 @@ from dlt_ops.config.toml import read_toml_cached
 from dlt_ops.redact import remember_secret
 
 Credentials = str | dict[str, Any] | None
+
+#: inside :func:`lookups_frozen`: the environment's credential variables and each TOML file,
+#: as first read in the block
+_FROZEN: ContextVar[dict[object, Any] | None] = ContextVar("dlt_ops_frozen_lookups", default=None)
+_ENVIRONMENT = object()  # the key of the environment's credential variables in _FROZEN
+
+
+@contextmanager
+def lookups_frozen() -> Iterator[None]:
+    """Inside the block, the environment and both TOML files are read once, however many
+    sources look their credentials up: a fleet of a thousand sources scanned the environment
+    and stat()ed both files per source (nested blocks share the outer one's reads). For a
+    block that changes neither the environment nor the files."""
+    if _FROZEN.get() is not None:
+        yield
+        return
+    token = _FROZEN.set({})
+    try:
+        yield
+    finally:
+        _FROZEN.reset(token)
+
+
+def _environment_credentials(environ: Mapping[str, str] | None) -> dict[str, str]:
+    """:func:`_credential_keys` of ``environ`` (default ``os.environ``: read once per frozen
+    block)."""
+    frozen = _FROZEN.get() if environ is None else None
+    if frozen is None:
+        return _credential_keys(os.environ if environ is None else environ)
+    found = frozen.get(_ENVIRONMENT)
+    if found is None:
+        found = frozen[_ENVIRONMENT] = _credential_keys(os.environ)
+    return found
+
+
+def _project_toml(path: Path) -> dict[str, Any]:
+    """``read_toml_cached(path)``, read once per frozen block."""
+    frozen = _FROZEN.get()
+    if frozen is None:
+        return read_toml_cached(path)
+    found = frozen.get(path)
+    if found is None:
+        found = frozen[path] = read_toml_cached(path)
+    return found
 
 
 def _section_paths(engine: str, pipeline_name: str | None) -> list[tuple[str, ...]]:
@@ -84,9 +130,9 @@ def resolve_credentials(
     # one plain copy of the keys a lookup can match (every path ends in "credentials": the
     # exact key or its "__" fields), so the prefix scans below are short: called per source
     # (keys first: os.environ decodes each value it is asked for)
-    env = _credential_keys(os.environ if environ is None else environ)
-    secrets = read_toml_cached(root / ".dlt" / "secrets.toml")
-    config = read_toml_cached(root / ".dlt" / "config.toml")
+    env = _environment_credentials(environ)
+    secrets = _project_toml(root / ".dlt" / "secrets.toml")
+    config = _project_toml(root / ".dlt" / "config.toml")
     providers = [
         lambda p: _env_lookup(env, p),
         lambda p: _toml_lookup(secrets, p),
@@ -119,8 +165,8 @@ def resolve_destination_setting(
     ``[<pipeline>.]destination.<engine>.<key>`` in env vars, secrets.toml, config.toml."""
     env = os.environ if environ is None else environ
     docs = [
-        read_toml_cached(root / ".dlt" / "secrets.toml"),
-        read_toml_cached(root / ".dlt" / "config.toml"),
+        _project_toml(root / ".dlt" / "secrets.toml"),
+        _project_toml(root / ".dlt" / "config.toml"),
     ]
     paths: list[tuple[str, ...]] = [("destination", engine, key)]
     if pipeline_name:

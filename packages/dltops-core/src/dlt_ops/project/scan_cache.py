@@ -27,7 +27,7 @@ from dlt_ops.project.model import (
     ResourceDef,
     SourceDecl,
 )
-from dlt_ops.project.scan_codec import CacheFormatError, decode, encode
+from dlt_ops.project.scan_codec import CacheFormatError, encode, loads
 
 log = get_logger(__name__)
 
@@ -84,7 +84,7 @@ class ScanCache:
 
 def _load(raw: bytes) -> dict[str, ModuleFacts]:
     """Entries of a cache document this version wrote; raises ``ValueError`` for anything else."""
-    document = json.loads(raw)
+    document = loads(raw, plain=2)  # the document and its entries map
     if not isinstance(document, dict):
         raise CacheFormatError("not a cache document")
     if document.get("format") != _FORMAT or document.get("version") != __version__:
@@ -92,13 +92,10 @@ def _load(raw: bytes) -> dict[str, ModuleFacts]:
     entries = document.get("entries")
     if not isinstance(entries, dict):
         raise CacheFormatError("no entries")
-    out: dict[str, ModuleFacts] = {}
-    for key, data in entries.items():
-        facts = decode(data)
+    for facts in entries.values():
         if not _well_formed(facts):
             raise CacheFormatError("an entry is not a module's facts")
-        out[key] = facts
-    return out
+    return dict(entries)
 
 
 _MEMBERS = {

@@ -33,7 +33,6 @@ _MODEL = (CallSite, ColumnsRef, ContractDecl, IncrementalDecl, ModuleFacts, Reso
 _CLASSES: dict[str, type[Any]] = {cls.__name__: cls for cls in _MODEL}
 _FIELDS = {name: {f.name for f in dataclasses.fields(cls)} for name, cls in _CLASSES.items()}
 _TAG = "$"  # every non-JSON value is a one-key-plus-tag object: {"$": "<kind>", "v": ...}
-_MAX_DEPTH = 64
 
 
 class CacheFormatError(ValueError):
@@ -68,43 +67,64 @@ def encode(value: Any) -> Any:
     raise CacheFormatError(f"cannot encode a {name}")
 
 
-def decode(data: Any, depth: int = 0) -> Any:
-    """The value :func:`encode` produced ``data`` from; raises :class:`CacheFormatError`."""
-    if depth > _MAX_DEPTH:
-        raise CacheFormatError("nested too deeply")
-    if data is None or isinstance(data, bool | str | int | float):
-        return data
-    if isinstance(data, list):
-        return [decode(v, depth + 1) for v in data]
-    if not isinstance(data, dict) or set(data) - {_TAG, "v", "cls"} or _TAG not in data:
+def loads(text: bytes | str, *, plain: int) -> Any:
+    """The value of the JSON document ``text``, each tagged object decoded as :func:`encode`
+    wrote it; raises :class:`CacheFormatError` (a ``ValueError``) for anything else.
+
+    Decoded in json's own parser (``object_hook`` sees each object once its members are
+    built), not by a second walk over the parsed data: a fleet's cache of a thousand modules
+    is read before every command. ``plain``: how many untagged objects the document's own
+    frame holds (e.g. the document and its map of entries); any other untagged object must be
+    a dataclass's fields.
+    """
+    import json
+
+    untagged = [0, 0]  # objects without a tag seen, and those taken as a dataclass's fields
+
+    def hook(data: dict[str, Any]) -> Any:
+        if _TAG not in data:
+            untagged[0] += 1
+            return _Fields(data)
+        return _decode_tagged(data, untagged)
+
+    found = json.loads(text, object_hook=hook)
+    if untagged[0] - untagged[1] != plain:
+        raise CacheFormatError("an untagged object where a tagged value belongs")
+    return found
+
+
+class _Fields(dict[str, Any]):
+    """An untagged JSON object: the fields of a dataclass (or the document's frame)."""
+
+
+def _decode_tagged(data: dict[str, Any], untagged: list[int]) -> Any:
+    if set(data) - {_TAG, "v", "cls"}:
         raise CacheFormatError("not a tagged value")
     kind, inner = data[_TAG], data.get("v")
     if kind == "path" and isinstance(inner, str):
         return Path(inner)
     if kind == "float" and inner in ("inf", "-inf", "nan"):
         return float(inner)
-    if not isinstance(inner, list | dict):
-        raise CacheFormatError(f"bad payload for {kind!r}")
     if kind == "obj":
-        return _decode_object(data.get("cls"), inner, depth)
+        untagged[1] += 1
+        return _decode_object(data.get("cls"), inner)
     items = _items(inner)
     if kind == "tuple":
-        return tuple(decode(v, depth + 1) for v in items)
+        return tuple(items)
     if kind in ("set", "frozenset"):
-        members = (decode(v, depth + 1) for v in items)
         try:
-            return frozenset(members) if kind == "frozenset" else set(members)
+            return frozenset(items) if kind == "frozenset" else set(items)
         except TypeError as exc:  # an unhashable member
             raise CacheFormatError(str(exc)) from exc
     if kind == "dict":
         try:
-            return {decode(k, depth + 1): decode(v, depth + 1) for k, v in map(_pair, items)}
+            return dict(map(_pair, items))
         except TypeError as exc:
             raise CacheFormatError(str(exc)) from exc
     raise CacheFormatError(f"unknown tag {kind!r}")
 
 
-def _items(inner: list[Any] | dict[str, Any]) -> list[Any]:
+def _items(inner: Any) -> list[Any]:
     if not isinstance(inner, list):
         raise CacheFormatError("expected a list")
     return inner
@@ -116,9 +136,9 @@ def _pair(item: Any) -> tuple[Any, Any]:
     return item[0], item[1]
 
 
-def _decode_object(name: Any, fields: Any, depth: int) -> Any:
-    if not isinstance(name, str) or name not in _CLASSES or not isinstance(fields, dict):
+def _decode_object(name: Any, fields: Any) -> Any:
+    if not isinstance(name, str) or name not in _CLASSES or type(fields) is not _Fields:
         raise CacheFormatError(f"unknown class {name!r}")
     if set(fields) != _FIELDS[name]:
         raise CacheFormatError(f"fields of {name} do not match")
-    return _CLASSES[name](**{k: decode(v, depth + 1) for k, v in fields.items()})
+    return _CLASSES[name](**fields)

@@ -35,7 +35,10 @@ log = get_logger(__name__)
 _V = TypeVar("_V")
 
 CACHE_NAME = "ledger-reads.json"
-_FORMAT = 2  # 2: each answer a JSON text of its own, reads named by a hash
+#: 2: each answer a JSON text of its own, reads named by a hash; 3: per database, each distinct
+#: answer written once and its reads pointing at it (status, the due check and the freshness
+#: check read the same rows under different statements: a fleet's file was 40 % repeats)
+_FORMAT = 3
 #: per database, the reads kept (status, runs list, due checks: a handful of shapes)
 MAX_READS = 64
 #: databases kept; the least recently stamped go first
@@ -136,9 +139,8 @@ class ReadCache:
             entry = self._load().get(database)
             if not isinstance(entry, dict) or entry.get("stamp") != stamp:
                 return False, None
-            reads = entry.get("reads")
-            found = reads.get(_slot(read)) if isinstance(reads, dict) else None
-            if not isinstance(found, str):
+            found = _answer_of(entry, _slot(read))
+            if found is None:
                 return False, None
         try:
             value = memo[read] = _decode(found)
@@ -193,12 +195,39 @@ class ReadCache:
         with self._lock:
             if not self._dirty or self._databases is None:
                 return
+            for entry in self._databases.values():
+                if isinstance(entry, dict):
+                    _share_answers(entry)
             doc = {"format": _FORMAT, "databases": self._databases}
             try:
                 write_atomically(self.path, json.dumps(doc, separators=(",", ":")))
                 self._dirty = False
             except OSError as exc:
                 log.debug("ledger.read_cache_not_saved", path=str(self.path), error=str(exc))
+
+
+def _answer_of(entry: dict[str, Any], slot: str) -> str | None:
+    """The answer text ``entry`` keeps for ``slot``: its own (put in this process) or the
+    shared one it points at (as read from the file)."""
+    reads = entry.get("reads")
+    found = reads.get(slot) if isinstance(reads, dict) else None
+    if isinstance(found, int) and not isinstance(found, bool):
+        answers = entry.get("answers")
+        if isinstance(answers, list) and 0 <= found < len(answers):
+            found = answers[found]
+    return found if isinstance(found, str) else None
+
+
+def _share_answers(entry: dict[str, Any]) -> None:
+    """``entry`` as written: each distinct answer once, in ``answers``, and each read the
+    index of its answer (what does not decode as an answer is dropped)."""
+    index: dict[str, int] = {}
+    reads = {}
+    for slot in list(entry.get("reads") or ()):
+        text = _answer_of(entry, slot)
+        if text is not None:
+            reads[slot] = index.setdefault(text, len(index))
+    entry["reads"], entry["answers"] = reads, list(index)
 
 
 def _read_key(kind: str, text: str, params: Sequence[Any]) -> str | None:

@@ -38,9 +38,12 @@ def resolving_once() -> Iterator[None]:
     if _RESOLVED.get() is not None:  # nested: the outer block's answers hold
         yield
         return
+    from dlt_ops.config.credentials import lookups_frozen
+
     token = _RESOLVED.set({})
     try:
-        yield
+        with lookups_frozen():  # and the environment and TOML files they are looked up in
+            yield
     finally:
         _RESOLVED.reset(token)
 
