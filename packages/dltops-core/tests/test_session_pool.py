@@ -203,6 +203,35 @@ def test_repeated_reads_of_an_unchanged_file_come_from_the_cache_until_it_change
     assert _cached_databases(tmp_path)[next(iter(cached))]["stamp"] != stamp
 
 
+def test_inside_resolving_once_a_database_is_stamped_once(
+    tmp_path: Path, registry: PluginRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scheduler's due check, freshness check and alert state each take a pool: inside
+    ``resolving_once`` a database's content stamp is taken by the first, outside it by each."""
+    from dlt_ops.target import resolving_once
+    from dltops_duckdb.adapter import DuckDBAdapter
+
+    config = _project(tmp_path)
+    _database(tmp_path / "shared.duckdb", 3)
+    stamped: list[str] = []
+    real = DuckDBAdapter.content_stamp
+
+    def counted(self: DuckDBAdapter, target: Any) -> str | None:
+        stamped.append(target.dataset)
+        return real(self, target)
+
+    monkeypatch.setattr(DuckDBAdapter, "content_stamp", counted)
+    with resolving_once():
+        for _ in range(3):
+            with SessionPool(registry, config) as pool:
+                assert pool.get(_where()).query(COUNT) == [(3,)]
+                assert pool.get(_where(dataset="other")).fetch_columns("t") is None
+    assert sorted(stamped) == ["other", "raw"]  # one per database and dataset
+    with SessionPool(registry, config) as pool:  # the block is over: stamped afresh
+        assert pool.get(_where()).query(COUNT) == [(3,)]
+    assert len(stamped) == 3
+
+
 def test_each_database_has_its_own_cache_entry(tmp_path: Path, registry: PluginRegistry) -> None:
     config = _project(tmp_path, credentials="")  # dlt's default: <pipeline_name>.duckdb
     _database(tmp_path / "a.duckdb", 1)

@@ -7,6 +7,7 @@ names above the root (the reference skipped files under any ``tests`` path compo
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from dlt_ops.log import get_logger
@@ -24,23 +25,34 @@ from dlt_ops.project.scan_cache import ScanCache
 log = get_logger(__name__)
 
 
-def _py_files(directory: Path) -> list[Path]:
-    if not directory.is_dir():
+def _listing(directory: Path) -> list[os.DirEntry[str]]:
+    """``directory``'s entries by name, ``[]`` when it is no readable directory. Their types
+    come with the listing (no stat per entry: a project root holds a DuckDB file per source)."""
+    try:
+        with os.scandir(directory) as entries:
+            return sorted(entries, key=lambda e: e.name)
+    except OSError:
         return []
-    return sorted(p for p in directory.glob("*.py") if p.is_file() and not p.name.startswith("_"))
 
 
-def _pipeline_reason(path: Path) -> str | None:
-    """Why ``path`` is not a pipeline directory (``None`` when it is one)."""
-    if not path.is_dir():
+def _py_files(directory: Path) -> list[Path]:
+    return [
+        directory / e.name
+        for e in _listing(directory)
+        if e.name.endswith(".py") and not e.name.startswith("_") and e.is_file()
+    ]
+
+
+def _pipeline_modules(entry: os.DirEntry[str]) -> list[Path] | str:
+    """The source modules of the pipeline directory ``entry``, or why it is not one."""
+    if not entry.is_dir():
         return "not a directory"
-    if path.name.startswith((".", "_")):
+    if entry.name.startswith((".", "_")):
         return "name starts with '.' or '_'"
-    if not (path / SOURCE_DIR).is_dir():
+    source_dir = Path(entry.path) / SOURCE_DIR
+    if not source_dir.is_dir():
         return f"no {SOURCE_DIR}/ directory"
-    if not _py_files(path / SOURCE_DIR):
-        return f"{SOURCE_DIR}/ holds no module"
-    return None
+    return _py_files(source_dir) or f"{SOURCE_DIR}/ holds no module"
 
 
 def _dedupe(names: list[str]) -> tuple[str, ...]:
@@ -57,13 +69,14 @@ def discover(root: Path) -> Project:
     rejected: list[tuple[str, str]] = []
     cache = ScanCache(root)
     scanned: set[Path] = set()
-    for entry in sorted(root.iterdir()):
-        reason = _pipeline_reason(entry)
-        if reason is not None:
-            if entry.is_dir() and not entry.name.startswith("."):
-                rejected.append((entry.name, reason))
-                log.debug("discovery.dir_skipped", dir=entry.name, reason=reason)
+    for listed in _listing(root):
+        modules = _pipeline_modules(listed)
+        if isinstance(modules, str):
+            if listed.is_dir() and not listed.name.startswith("."):
+                rejected.append((listed.name, modules))
+                log.debug("discovery.dir_skipped", dir=listed.name, reason=modules)
             continue
+        entry = root / listed.name
         resource_modules = tuple(cache.scan(p) for p in _py_files(entry / RESOURCE_DIR))
         for facts in resource_modules:
             if facts.error:
@@ -71,7 +84,7 @@ def discover(root: Path) -> Project:
         shared = [r.name for m in resource_modules if not m.error for r in m.resources]
         shared_checkpoints = any(m.uses_checkpoints for m in resource_modules)
         source_modules: list[ModuleFacts] = []
-        for path in _py_files(entry / SOURCE_DIR):
+        for path in modules:
             facts = cache.scan(path)
             source_modules.append(facts)
             if facts.error:

@@ -21,6 +21,7 @@ import json
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from datetime import date, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -33,6 +34,7 @@ from dlt_ops.log import get_logger
 log = get_logger(__name__)
 
 _V = TypeVar("_V")
+_ANSWER = object()  # the memo's key for an answer text, beside those of reads
 
 CACHE_NAME = "ledger-reads.json"
 #: 2: each answer a JSON text of its own, reads named by a hash; 3: per database, each distinct
@@ -78,7 +80,8 @@ def _slot(read: str) -> str:
     return hashlib.sha256(read.encode()).hexdigest()[:32]
 
 
-def database_key(session_key: object) -> str:
+@lru_cache(maxsize=4096)  # a pure function, asked once per database per pool
+def database_key(session_key: Hashable) -> str:
     """A stable name for one database+dataset+credentials that does not reveal them."""
     return hashlib.sha256(repr(session_key).encode()).hexdigest()[:32]
 
@@ -142,10 +145,13 @@ class ReadCache:
             found = _answer_of(entry, _slot(read))
             if found is None:
                 return False, None
-        try:
-            value = memo[read] = _decode(found)
-        except (ValueError, KeyError, TypeError, RecursionError):
-            return False, None  # not what this version wrote: a miss
+        shared = (_ANSWER, found)  # reads that share an answer share what it decodes to
+        if shared not in memo:
+            try:
+                memo[shared] = _decode(found)
+            except (ValueError, KeyError, TypeError, RecursionError):
+                return False, None  # not what this version wrote: a miss
+        value = memo[read] = memo[shared]
         return True, value
 
     def remembered(self, database: str, stamp: str, key: Hashable, build: Callable[[], _V]) -> _V:

@@ -7,10 +7,10 @@ dlt would; nothing connects.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dlt_ops.adapters.derived_label import is_derived
 from dlt_ops.destinations import connection_target, load_adapter, resolve_destination
@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from dlt_ops.destinations import ResolvedDestination
     from dlt_ops.plugins import PluginRegistry
 
-#: targets resolved inside :func:`resolving_once`: (registry, config, where) by identity
-_RESOLVED: ContextVar[dict[tuple[int, int, Any], tuple[Any, ...]] | None] = ContextVar(
+#: targets resolved inside :func:`resolving_once`: (registry, config, where) by identity; and
+#: what :func:`once_per_block` keeps
+_RESOLVED: ContextVar[dict[tuple[Any, ...], tuple[Any, ...]] | None] = ContextVar(
     "dlt_ops_resolved_targets", default=None
 )
 
@@ -33,8 +34,10 @@ def resolving_once() -> Iterator[None]:
     """Inside the block each source's target (and its credentials) is resolved once, however
     many session pools and checks ask: a fleet-wide reader that reads in several passes (the
     scheduler's due check, freshness check and alert state; ``report``) paid the credentials
-    lookup in env vars and both TOML files per source per pass. For a block that changes
-    neither the environment nor the config: what was resolved first holds to its end."""
+    lookup in env vars and both TOML files per source per pass. A database's content stamp
+    (:meth:`~dlt_ops.adapters.DestinationAdapter.content_stamp`) is taken once in the block
+    too. For a block that changes neither the environment, the config nor the databases it
+    reads: what was resolved first holds to its end."""
     if _RESOLVED.get() is not None:  # nested: the outer block's answers hold
         yield
         return
@@ -47,6 +50,9 @@ def resolving_once() -> Iterator[None]:
     finally:
         _RESOLVED.reset(token)
 
+
+_V = TypeVar("_V")
+_BLOCK_VALUE = object()  # the memo's key for what once_per_block keeps, beside resolved targets
 
 # the password of a URL (scheme://user:password@host) and password-like mapping keys: what an
 # identity must never carry, whatever secrets are known to the redactor at the time
@@ -110,6 +116,18 @@ def target_and_connection(
     if found is None:  # the registry and config are kept with the answer: their ids stay theirs
         found = memo[key] = (*_resolve(registry, config, where), registry, config)
     return found[0], found[1]
+
+
+def once_per_block(key: Hashable, build: Callable[[], _V]) -> _V:
+    """``build()``, computed once per :func:`resolving_once` block for ``key`` (each call
+    outside one)."""
+    memo = _RESOLVED.get()
+    if memo is None:
+        return build()
+    slot = (_BLOCK_VALUE, key)
+    if slot not in memo:
+        memo[slot] = (build(),)
+    return memo[slot][0]
 
 
 def remembered_connection(

@@ -23,7 +23,7 @@ from dlt_ops.destinations import connect_when_free, connection_target, load_adap
 from dlt_ops.project.model import STATE_DIR
 from dlt_ops.target.model import Target
 from dlt_ops.target.read_cache import CACHE_NAME, ReadCache, SnapshotSession, database_key
-from dlt_ops.target.resolve import remembered_connection, target_and_connection
+from dlt_ops.target.resolve import once_per_block, remembered_connection, target_and_connection
 
 if TYPE_CHECKING:
     from dlt_ops.config import ProjectConfig
@@ -248,7 +248,9 @@ class SessionPool:
     ) -> SnapshotSession | None:
         if self._cache is None:
             return None
-        stamp = adapter.content_stamp(conn)
+        # one stamp per database for a command's passes (the scheduler's due check, freshness
+        # check and alert state each take a pool): nothing writes while they read
+        stamp = once_per_block(("content_stamp", key), lambda: adapter.content_stamp(conn))
         if stamp is None:
             return None
         return SnapshotSession(
