@@ -81,6 +81,7 @@ def test_an_answer_several_reads_share_is_written_once(tmp_path: Path) -> None:
     for read in ("status", "due", "freshness"):
         assert again.get("db", "s", read) == (True, rows)
     assert again.get("db", "s", "due")[1] is again.get("db", "s", "status")[1]  # decoded once
+    assert again.get("other", "s", "status")[1] is again.get("db", "s", "status")[1]
     assert again.get("db", "s", "count") == (True, [[50]])
     assert again.get("other", "s", "status") == (True, rows)
     again.put("db", "s", "new", [[1]])  # a file read back, added to and written again

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC
 from typing import Annotated, Any
 
 import typer
 
 from dlt_ops.cli.help_format import PlainHelpGroup
 from dlt_ops.cli.state import AppState, RootOption
+from dlt_ops.clock import utc_seconds
 
 DatasetOption = Annotated[
     str | None,
@@ -111,7 +111,7 @@ def show(
         }
         typer.echo(json.dumps(doc, indent=2))
         return
-    started = run_row.started_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    started = utc_seconds(run_row.started_at)
     typer.echo(
         f"run {run_row.run_id} ({run_row.source_section}) — {status}\n"
         f"  started {started} UTC, trigger {run_row.trigger_source}, "
@@ -120,7 +120,7 @@ def show(
         + (f", attempt {len(report.attempts)}" if len(report.attempts) > 1 else "")
     )
     if waited is not None and run_row.queued_at is not None:
-        queued = run_row.queued_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+        queued = utc_seconds(run_row.queued_at)
         typer.echo(f"  queued {queued} UTC, waited {waited:.1f} s for the source's lease")
     if status == "abandoned":
         typer.echo("  ⚠ still 'running' in the ledger, but its heartbeat stopped: the process "
@@ -196,7 +196,7 @@ def _print_runs(runs: list[Any], as_json: bool, *, heartbeat_s: float) -> None:
     table = Table((Column("Started", 20), Column("Source", 24), Column("Status", 10, status=True),
                    Column("Records", 9), Column("Trigger", 10), Column("Run ID")))  # fmt: skip
     for r in runs:
-        started = r.started_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+        started = utc_seconds(r.started_at)
         records = "-" if r.records_loaded is None else str(r.records_loaded)
         status = shown_status(r, now, heartbeat_s)
         table.add(started, r.source_section, status, records, r.trigger_source, r.run_id)

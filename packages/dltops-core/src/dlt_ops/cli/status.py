@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from dlt_ops.cli.state import AppState, RootOption, not_a_directory
+from dlt_ops.clock import utc_seconds
 from dlt_ops.tables import Block, Column, Line, Table, plain
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class FailOn(StrEnum):
 
 
 def _ts(value: datetime | None) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if value else "-"
+    return utc_seconds(value) if value else "-"
 
 
 def _age(delta_s: float) -> str:

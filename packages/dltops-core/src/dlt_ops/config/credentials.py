@@ -61,14 +61,14 @@ def _environment_credentials(environ: Mapping[str, str] | None) -> dict[str, str
     return found
 
 
-def _project_toml(path: Path) -> dict[str, Any]:
-    """``read_toml_cached(path)``, read once per frozen block."""
+def _project_toml(root: Path, name: str) -> dict[str, Any]:
+    """``read_toml_cached`` of ``root/.dlt/name``, read once per frozen block."""
     frozen = _FROZEN.get()
     if frozen is None:
-        return read_toml_cached(path)
-    found = frozen.get(path)
+        return read_toml_cached(root / ".dlt" / name)
+    found = frozen.get((root, name))
     if found is None:
-        found = frozen[path] = read_toml_cached(path)
+        found = frozen[(root, name)] = read_toml_cached(root / ".dlt" / name)
     return found
 
 
@@ -95,6 +95,15 @@ def _env_lookup(environ: Mapping[str, str], path: tuple[str, ...]) -> Any:
     prefix = key + "__"
     fields = {k[len(prefix) :].lower(): v for k, v in environ.items() if k.startswith(prefix)}
     return fields or None
+
+
+def _frozen_env(frozen: dict[object, Any], env: Mapping[str, str], path: tuple[str, ...]) -> Any:
+    """:func:`_env_lookup` once per frozen block and path (``destination.<engine>...`` is
+    asked for every source of a fleet)."""
+    key = (_ENVIRONMENT, path)
+    if key not in frozen:
+        frozen[key] = _env_lookup(env, path)
+    return frozen[key]
 
 
 def _remember(value: Credentials) -> None:
@@ -131,10 +140,13 @@ def resolve_credentials(
     # exact key or its "__" fields), so the prefix scans below are short: called per source
     # (keys first: os.environ decodes each value it is asked for)
     env = _environment_credentials(environ)
-    secrets = _project_toml(root / ".dlt" / "secrets.toml")
-    config = _project_toml(root / ".dlt" / "config.toml")
+    secrets = _project_toml(root, "secrets.toml")
+    config = _project_toml(root, "config.toml")
+    frozen = _FROZEN.get() if environ is None else None
     providers = [
-        lambda p: _env_lookup(env, p),
+        (lambda p: _env_lookup(env, p))
+        if frozen is None
+        else (lambda p: _frozen_env(frozen, env, p)),
         lambda p: _toml_lookup(secrets, p),
         lambda p: _toml_lookup(config, p),
     ]
@@ -165,8 +177,8 @@ def resolve_destination_setting(
     ``[<pipeline>.]destination.<engine>.<key>`` in env vars, secrets.toml, config.toml."""
     env = os.environ if environ is None else environ
     docs = [
-        _project_toml(root / ".dlt" / "secrets.toml"),
-        _project_toml(root / ".dlt" / "config.toml"),
+        _project_toml(root, "secrets.toml"),
+        _project_toml(root, "config.toml"),
     ]
     paths: list[tuple[str, ...]] = [("destination", engine, key)]
     if pipeline_name:

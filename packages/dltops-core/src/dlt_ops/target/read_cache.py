@@ -34,7 +34,7 @@ from dlt_ops.log import get_logger
 log = get_logger(__name__)
 
 _V = TypeVar("_V")
-_ANSWER = object()  # the memo's key for an answer text, beside those of reads
+_ANSWER = object()  # "not decoded yet"
 
 CACHE_NAME = "ledger-reads.json"
 #: 2: each answer a JSON text of its own, reads named by a hash; 3: per database, each distinct
@@ -45,6 +45,8 @@ _FORMAT = 3
 MAX_READS = 64
 #: databases kept; the least recently stamped go first
 MAX_DATABASES = 2000
+#: answer texts kept decoded in a process (a command asks for a few per database)
+MAX_DECODED = 20_000
 
 
 class _Uncacheable(Exception):
@@ -113,6 +115,8 @@ class ReadCache:
         #: per database, the stamp and what was decoded or derived under it in this process (a
         #: command reading a ledger in several passes decodes and builds its rows once)
         self._memo: dict[str, tuple[str, dict[Hashable, Any]]] = {}
+        #: answer text -> what it decodes to (shared: callers copy, never change it)
+        self._decoded: dict[str, Any] = {}
         self._dirty = False
         self._lock = threading.Lock()
 
@@ -145,13 +149,19 @@ class ReadCache:
             found = _answer_of(entry, _slot(read))
             if found is None:
                 return False, None
-        shared = (_ANSWER, found)  # reads that share an answer share what it decodes to
-        if shared not in memo:
+        # reads that share an answer share what it decodes to, across databases too (every
+        # ledger of a fleet answers the column listing of its runs table alike)
+        value = self._decoded.get(found, _ANSWER)
+        if value is _ANSWER:
             try:
-                memo[shared] = _decode(found)
+                value = _decode(found)
             except (ValueError, KeyError, TypeError, RecursionError):
                 return False, None  # not what this version wrote: a miss
-        value = memo[read] = memo[shared]
+            with self._lock:
+                if len(self._decoded) >= MAX_DECODED:  # a long-lived scheduler: start over
+                    self._decoded.clear()
+                self._decoded[found] = value
+        memo[read] = value
         return True, value
 
     def remembered(self, database: str, stamp: str, key: Hashable, build: Callable[[], _V]) -> _V:
