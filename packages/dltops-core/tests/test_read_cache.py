@@ -328,3 +328,24 @@ def test_a_snapshot_decodes_a_repeated_answer_once_per_process(
     again.put("db", "s2", "q", [[2, "b"]])  # a write: the old stamp's answers are gone
     assert again.get("db", "s", "q") == (False, None)
     assert again.get("db", "s2", "q") == (True, [[2, "b"]])
+
+
+def test_what_a_shared_answer_becomes_is_built_once(tmp_path: Path) -> None:
+    """Every ledger of a fleet lists its runs table alike: a value ``get`` returned for two
+    databases is the same object, and what ``derived`` builds from it is built once."""
+    cache = ReadCache(tmp_path / "reads.json")
+    columns = [["run_id", "VARCHAR"], ["started_at", "TIMESTAMP"]]
+    for db in ("a", "b"):
+        cache.put(db, "s", "columns", columns)
+    cache.save()
+    again = ReadCache(tmp_path / "reads.json")
+    builds: list[object] = []
+
+    def build(found: list[list[str]]) -> tuple[str, ...]:
+        builds.append(found)
+        return tuple(name for name, _ in found)
+
+    names = [again.derived(again.get(db, "s", "columns")[1], build) for db in ("a", "b")]
+    assert names == [("run_id", "started_at")] * 2 and len(builds) == 1
+    assert again.derived([["other", "INT"]], build) == ("other",)  # another value: its own
+    assert len(builds) == 2

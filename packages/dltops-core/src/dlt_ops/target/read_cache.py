@@ -117,6 +117,8 @@ class ReadCache:
         self._memo: dict[str, tuple[str, dict[Hashable, Any]]] = {}
         #: answer text -> what it decodes to (shared: callers copy, never change it)
         self._decoded: dict[str, Any] = {}
+        #: id of a decoded value -> (the value, what derived() built from it)
+        self._derived: dict[int, tuple[Any, Any]] = {}
         self._dirty = False
         self._lock = threading.Lock()
 
@@ -163,6 +165,18 @@ class ReadCache:
                 self._decoded[found] = value
         memo[read] = value
         return True, value
+
+    def derived(self, value: Any, build: Callable[[Any], _V]) -> _V:
+        """``build(value)`` for a value :meth:`get` returned, made once per process however
+        many databases share that answer (shared: callers copy, never change it)."""
+        found = self._derived.get(id(value))
+        if found is None or found[0] is not value:  # the value is kept: its id stays its own
+            found = (value, build(value))
+            with self._lock:
+                if len(self._derived) >= MAX_DECODED:
+                    self._derived.clear()
+                self._derived[id(value)] = found
+        return found[1]
 
     def remembered(self, database: str, stamp: str, key: Hashable, build: Callable[[], _V]) -> _V:
         """``build()``, kept in this process while ``database`` keeps ``stamp`` (shared:
@@ -311,7 +325,11 @@ class SnapshotSession(DestinationSession):
             return None if found is None else [[c.name, c.data_type] for c in found]
 
         columns = self._cached(_read_key("columns", table, ()), read)
-        return None if columns is None else [ColumnInfo(n, t) for n, t in columns]
+        if columns is None:
+            return None
+        # a fleet's ledgers list their runs table alike: the records are built once
+        built = self._cache.derived(columns, lambda found: [ColumnInfo(n, t) for n, t in found])
+        return list(built)
 
     def remember(self, key: Hashable, build: Callable[[], _V]) -> _V:
         return self._cache.remembered(self._database, self._stamp, key, build)
