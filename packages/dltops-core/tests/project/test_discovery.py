@@ -128,3 +128,20 @@ def test_duplicate_source_names_are_reported(make_project) -> None:
     assert project.duplicates[0][0] == "alpha"
     with pytest.raises(DuplicateSourceError):
         project.source("alpha")
+
+
+def test_link_loops_and_dangling_links_are_skipped_not_raised(make_project) -> None:
+    """The listing takes file types from the directory entries: a link loop or a dangling
+    link, in the root or among the modules, is neither a pipeline nor a module (as with
+    ``Path.is_dir``/``is_file``), and the rest is discovered."""
+    root = make_project({"p/source/alpha.py": SOURCE})
+    (root / "loop_a").symlink_to("loop_b")
+    (root / "loop_b").symlink_to("loop_a")
+    (root / "gone").symlink_to("nowhere")
+    (root / "p" / "source" / "x.py").symlink_to("y.py")
+    (root / "p" / "source" / "y.py").symlink_to("x.py")
+    (root / "p" / "source" / "dead.py").symlink_to("missing.py")
+    project = discover(root)
+    assert sorted(project.sources) == ["alpha"]
+    assert [m.path.name for m in project.pipelines[0].source_modules] == ["alpha.py"]
+    assert not any(name.startswith(("loop", "gone")) for name, _ in project.rejected_dirs)

@@ -27,7 +27,8 @@ log = get_logger(__name__)
 
 def _listing(directory: Path) -> list[os.DirEntry[str]]:
     """``directory``'s entries by name, ``[]`` when it is no readable directory. Their types
-    come with the listing (no stat per entry: a project root holds a DuckDB file per source)."""
+    come with the listing (no stat per entry: a project root may hold a database file per
+    source)."""
     try:
         with os.scandir(directory) as entries:
             return sorted(entries, key=lambda e: e.name)
@@ -35,17 +36,26 @@ def _listing(directory: Path) -> list[os.DirEntry[str]]:
         return []
 
 
+def _is(entry: os.DirEntry[str], *, directory: bool) -> bool:
+    """``entry`` is a directory (else a file), or a link to one; a link loop or a dangling
+    link is neither (the project checks name those), as with ``Path.is_dir``/``is_file``."""
+    try:
+        return entry.is_dir() if directory else entry.is_file()
+    except OSError:
+        return False
+
+
 def _py_files(directory: Path) -> list[Path]:
     return [
         directory / e.name
         for e in _listing(directory)
-        if e.name.endswith(".py") and not e.name.startswith("_") and e.is_file()
+        if e.name.endswith(".py") and not e.name.startswith("_") and _is(e, directory=False)
     ]
 
 
 def _pipeline_modules(entry: os.DirEntry[str]) -> list[Path] | str:
     """The source modules of the pipeline directory ``entry``, or why it is not one."""
-    if not entry.is_dir():
+    if not _is(entry, directory=True):
         return "not a directory"
     if entry.name.startswith((".", "_")):
         return "name starts with '.' or '_'"
@@ -72,7 +82,7 @@ def discover(root: Path) -> Project:
     for listed in _listing(root):
         modules = _pipeline_modules(listed)
         if isinstance(modules, str):
-            if listed.is_dir() and not listed.name.startswith("."):
+            if _is(listed, directory=True) and not listed.name.startswith("."):
                 rejected.append((listed.name, modules))
                 log.debug("discovery.dir_skipped", dir=listed.name, reason=modules)
             continue
