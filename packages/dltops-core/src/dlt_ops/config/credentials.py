@@ -15,7 +15,7 @@ is remembered for redaction.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -49,27 +49,19 @@ def lookups_frozen() -> Iterator[None]:
         _FROZEN.reset(token)
 
 
-def _environment_credentials(environ: Mapping[str, str] | None) -> dict[str, str]:
-    """:func:`_credential_keys` of ``environ`` (default ``os.environ``: read once per frozen
-    block)."""
-    frozen = _FROZEN.get() if environ is None else None
+def _once(key: object, build: Callable[[], Any]) -> Any:
+    """``build()``, once per :func:`lookups_frozen` block for ``key`` (each call outside one)."""
+    frozen = _FROZEN.get()
     if frozen is None:
-        return _credential_keys(os.environ if environ is None else environ)
-    found = frozen.get(_ENVIRONMENT)
-    if found is None:
-        found = frozen[_ENVIRONMENT] = _credential_keys(os.environ)
-    return found
+        return build()
+    if key not in frozen:
+        frozen[key] = build()
+    return frozen[key]
 
 
 def _project_toml(root: Path, name: str) -> dict[str, Any]:
     """``read_toml_cached`` of ``root/.dlt/name``, read once per frozen block."""
-    frozen = _FROZEN.get()
-    if frozen is None:
-        return read_toml_cached(root / ".dlt" / name)
-    found = frozen.get((root, name))
-    if found is None:
-        found = frozen[(root, name)] = read_toml_cached(root / ".dlt" / name)
-    return found
+    return _once((root, name), lambda: read_toml_cached(root / ".dlt" / name))
 
 
 def _section_paths(engine: str, pipeline_name: str | None) -> list[tuple[str, ...]]:
@@ -95,15 +87,6 @@ def _env_lookup(environ: Mapping[str, str], path: tuple[str, ...]) -> Any:
     prefix = key + "__"
     fields = {k[len(prefix) :].lower(): v for k, v in environ.items() if k.startswith(prefix)}
     return fields or None
-
-
-def _frozen_env(frozen: dict[object, Any], env: Mapping[str, str], path: tuple[str, ...]) -> Any:
-    """:func:`_env_lookup` once per frozen block and path (``destination.<engine>...`` is
-    asked for every source of a fleet)."""
-    key = (_ENVIRONMENT, path)
-    if key not in frozen:
-        frozen[key] = _env_lookup(env, path)
-    return frozen[key]
 
 
 def _remember(value: Credentials) -> None:
@@ -139,14 +122,16 @@ def resolve_credentials(
     # one plain copy of the keys a lookup can match (every path ends in "credentials": the
     # exact key or its "__" fields), so the prefix scans below are short: called per source
     # (keys first: os.environ decodes each value it is asked for)
-    env = _environment_credentials(environ)
     secrets = _project_toml(root, "secrets.toml")
     config = _project_toml(root, "config.toml")
-    frozen = _FROZEN.get() if environ is None else None
+    if environ is None:  # os.environ: its credential variables and each path, once per block
+        env = _once(_ENVIRONMENT, lambda: _credential_keys(os.environ))
+        from_env = lambda p: _once((_ENVIRONMENT, p), lambda: _env_lookup(env, p))  # noqa: E731
+    else:
+        env = _credential_keys(environ)
+        from_env = lambda p: _env_lookup(env, p)  # noqa: E731
     providers = [
-        (lambda p: _env_lookup(env, p))
-        if frozen is None
-        else (lambda p: _frozen_env(frozen, env, p)),
+        from_env,
         lambda p: _toml_lookup(secrets, p),
         lambda p: _toml_lookup(config, p),
     ]

@@ -34,7 +34,7 @@ from dlt_ops.log import get_logger
 log = get_logger(__name__)
 
 _V = TypeVar("_V")
-_ANSWER = object()  # "not decoded yet"
+_NOT_DECODED = object()
 
 CACHE_NAME = "ledger-reads.json"
 #: 2: each answer a JSON text of its own, reads named by a hash; 3: per database, each distinct
@@ -153,16 +153,13 @@ class ReadCache:
                 return False, None
         # reads that share an answer share what it decodes to, across databases too (every
         # ledger of a fleet answers the column listing of its runs table alike)
-        value = self._decoded.get(found, _ANSWER)
-        if value is _ANSWER:
+        value = self._decoded.get(found, _NOT_DECODED)
+        if value is _NOT_DECODED:
             try:
                 value = _decode(found)
             except (ValueError, KeyError, TypeError, RecursionError):
                 return False, None  # not what this version wrote: a miss
-            with self._lock:
-                if len(self._decoded) >= MAX_DECODED:  # a long-lived scheduler: start over
-                    self._decoded.clear()
-                self._decoded[found] = value
+            self._keep(self._decoded, found, value)
         memo[read] = value
         return True, value
 
@@ -172,11 +169,16 @@ class ReadCache:
         found = self._derived.get(id(value))
         if found is None or found[0] is not value:  # the value is kept: its id stays its own
             found = (value, build(value))
-            with self._lock:
-                if len(self._derived) >= MAX_DECODED:
-                    self._derived.clear()
-                self._derived[id(value)] = found
+            self._keep(self._derived, id(value), found)
         return found[1]
+
+    def _keep(self, store: dict[Any, Any], key: Any, value: Any) -> None:
+        """``store[key] = value``, ``store`` emptied first when full (a long-lived scheduler
+        reads new answers every pass: start over rather than grow)."""
+        with self._lock:
+            if len(store) >= MAX_DECODED:
+                store.clear()
+            store[key] = value
 
     def remembered(self, database: str, stamp: str, key: Hashable, build: Callable[[], _V]) -> _V:
         """``build()``, kept in this process while ``database`` keeps ``stamp`` (shared:
