@@ -204,8 +204,10 @@ class _DatasetParts:
         self.config, self.pool = config, pool
         self.views: dict[tuple[str, str, str], list[SourceView]] = {}
         self.read: dict[tuple[tuple[str, str, str], str], Any] = {}
+        # resolved once per source here; ``fill`` reuses it
+        self.targets = {view.name: self._target(view) for view in views}
         for view in views:
-            where = self._target(view)
+            where = self.targets[view.name]
             if where is not None and where.has_adapter and view.ledger != "unreadable":
                 self.views.setdefault(where.key, []).append(view)
 
@@ -231,7 +233,7 @@ class _DatasetParts:
         return found
 
     def fill(self, view: SourceView) -> None:
-        where = self._target(view)
+        where = self.targets[view.name]
         if where is None:
             return  # the runs ledger already says why
         view.destination, view.dataset = where.engine, where.dataset

@@ -77,6 +77,7 @@ def _decode(text: str) -> Any:
     return json.loads(text, object_hook=_decode_marker)
 
 
+@lru_cache(maxsize=4096)  # a fleet's databases ask the same few reads: hashed once each
 def _slot(read: str) -> str:
     """The name a read is kept under (the statement texts are long and repeat per database)."""
     return hashlib.sha256(read.encode()).hexdigest()[:32]
