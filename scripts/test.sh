@@ -16,6 +16,6 @@ fi
 # spare worker keeps both cores busy: the whole suite took 1,559 s with 3 workers against
 # 1,641 s with 2 (`-n auto`) on one 2-core machine, both green.
 workers=$(( $(nproc) + 1 ))
-uv run --no-sync pytest -n "$workers" --dist loadfile --cov --cov-report=term "$@"
+uv run --no-sync pytest -n "$workers" --dist loadfile --durations=20 --cov --cov-report=term "$@"
 # Type checking: mypy over the four packages, configured in the root pyproject.toml (zero errors).
 uv run --no-sync mypy
