@@ -8,7 +8,7 @@ outcome, counts) so tests and scripts can read the page back.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from functools import cache
+from functools import lru_cache
 from html import escape
 
 from dlt_ops.report.collect import FleetReport, RunView, SourceView
@@ -66,22 +66,23 @@ def _age(now: datetime, then: datetime) -> str:
     return f"{int(seconds // 86400)}d ago"
 
 
+@lru_cache(
+    maxsize=64
+)  # a handful of outcomes, drawn once per run; a ledger's odd ones stay bounded
+def _outcome_attrs(outcome: str) -> tuple[str, str]:
+    """An outcome escaped, and its colour."""
+    return escape(outcome), COLOURS.get(outcome, "#607d8b")
+
+
 def _badge(outcome: str) -> str:
-    outcome = "no runs" if outcome == "missing" else outcome
-    colour = COLOURS.get(outcome, "#607d8b")
-    return f'<span class="badge" style="background:{colour}">{escape(outcome)}</span>'
+    shown, colour = _outcome_attrs("no runs" if outcome == "missing" else outcome)
+    return f'<span class="badge" style="background:{colour}">{shown}</span>'
 
 
 def _money(value: float | None) -> str:
     if value is None:
         return "-"
     return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
-
-
-@cache
-def _outcome_attrs(outcome: str) -> tuple[str, str]:
-    """An outcome escaped and its colour: a handful of values drawn once per run."""
-    return escape(outcome), COLOURS.get(outcome, "#607d8b")
 
 
 def _history_svg(runs: list[RunView]) -> str:
