@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import tempfile
+from collections import defaultdict
+from pathlib import Path
 from types import ModuleType
 
 # dlt must never phone home or write into the real home directory from the test suite.
@@ -62,9 +65,48 @@ def _figures() -> ModuleType | None:
         return None
 
 
+#: How long each test file took in the last full run (seconds, setup and teardown included).
+#: README command 2 hands files to its xdist workers longest first (``--no-loadscope-reorder``
+#: keeps this order), so a slow file starts at once instead of finishing alone at the end.
+#: Refresh it with ``DLTOPS_TEST_DURATIONS=tests/durations.json bash scripts/test.sh``.
+DURATIONS = Path(__file__).parent / "tests" / "durations.json"
+_file_seconds: defaultdict[str, float] = defaultdict(float)
+
+
+def longest_files_first(items: list[pytest.Item], seconds: dict[str, float]) -> list[pytest.Item]:
+    """``items`` with each file's tests kept together and in order, files by their recorded
+    ``seconds``, longest first; a file with no record yet (a new one) goes first, since it
+    could be slow, then the rest as collected."""
+    rank = {
+        path: n
+        for n, path in enumerate(dict.fromkeys(item.nodeid.split("::")[0] for item in items))
+    }
+
+    def key(item: pytest.Item) -> tuple[float, int]:
+        path = item.nodeid.split("::")[0]
+        return -seconds.get(path, float("inf")), rank[path]
+
+    return sorted(items, key=key)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if DURATIONS.exists():
+        items[:] = longest_files_first(items, json.loads(DURATIONS.read_text())["files"])
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _file_seconds[report.nodeid.split("::")[0]] += report.duration
     if report.when == "teardown" and report.user_properties and (figures := _figures()):
         figures.collect(report.user_properties)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    out = os.environ.get("DLTOPS_TEST_DURATIONS")
+    if out and _file_seconds and not hasattr(session.config, "workerinput"):  # the controller
+        files = {
+            path: round(s, 1) for path, s in sorted(_file_seconds.items(), key=lambda kv: -kv[1])
+        }
+        Path(out).write_text(json.dumps({"files": files}, indent=1) + "\n")
 
 
 def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001

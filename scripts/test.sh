@@ -14,8 +14,11 @@ fi
 # One pytest-xdist worker per core plus one (3 on these 2-core machines), a test file's tests
 # together on one worker. Many tests wait on the CLI subprocesses and servers they start, so a
 # spare worker keeps both cores busy: the whole suite took 1,559 s with 3 workers against
-# 1,641 s with 2 (`-n auto`) on one 2-core machine, both green.
+# 1,641 s with 2 (`-n auto`) on one 2-core machine, both green. Files go out longest first, as
+# tests/durations.json last measured them (conftest.py orders them; xdist would reorder them by
+# test count), so the slowest files do not end the run on one worker while the others idle.
 workers=$(( $(nproc) + 1 ))
-uv run --no-sync pytest -n "$workers" --dist loadfile --durations=20 --cov --cov-report=term "$@"
+uv run --no-sync pytest -n "$workers" --dist loadfile --no-loadscope-reorder --durations=20 \
+  --cov --cov-report=term "$@"
 # Type checking: mypy over the four packages, configured in the root pyproject.toml (zero errors).
 uv run --no-sync mypy

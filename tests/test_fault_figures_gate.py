@@ -44,26 +44,24 @@ def _collected() -> set[tuple[str, str]]:
         if "::" not in line:
             continue
         path, name = line.split("::", 1)
-        stem = Path(path).stem.removeprefix("test_")
-        family = f"backfill_{stem}" if "/backfill/" in path else stem
-        found.add((family, name.removeprefix("test_")))
+        found.add((fault_figures.family_of(path), name.removeprefix("test_")))
     return found
 
 
 def _declared_trials(family: str, scenario: str) -> int:
     """How many trials a scenario's test runs, from the constants it runs them by."""
     from tests.backfill import test_sigkill as backfill_sigkill
+    from tests.faults import _sigkill as sigkill
     from tests.faults import (
         test_destination_outage,
         test_full_disk,
         test_hostile_input,
         test_readonly_project,
-        test_sigkill,
     )
 
     param = scenario.partition("[")[2].rstrip("]")
     if family == "sigkill":
-        return test_sigkill.TRIALS
+        return sigkill.TRIALS
     if family == "backfill_sigkill":
         return backfill_sigkill.TRIALS[param]
     if family == "destination_outage":

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.figures import FIGURES_PROPERTY, Figures
+from tests.faults.figures import FIGURES_PROPERTY, Figures, family_of
 
 #: Fixed seed so CI runs the same trials every time; override to explore (FAULTS_SEED=...).
 SEED = int(os.environ.get("FAULTS_SEED", "20261130"))
@@ -25,8 +25,9 @@ SEED = int(os.environ.get("FAULTS_SEED", "20261130"))
 @pytest.fixture
 def figures(request: pytest.FixtureRequest) -> Iterator[Figures]:
     """A fresh :class:`Figures` for the calling test, reported at the end of the session."""
-    family = Path(str(request.node.fspath)).stem.removeprefix("test_")
-    fig = Figures(family=family, scenario=request.node.name.removeprefix("test_"))
+    fig = Figures(
+        family=family_of(request.node.fspath), scenario=request.node.name.removeprefix("test_")
+    )
     yield fig
     # through the test's report, so the figures reach the summary from pytest-xdist workers too
     request.node.user_properties.append((FIGURES_PROPERTY, asdict(fig)))

@@ -31,6 +31,20 @@ from typing import Any
 FIGURES_PROPERTY = "fault_figures"
 #: Every scenario's figures, in the order their tests ended (filled in the controller).
 FIGURES: list[Figures] = []
+#: A family split into one test file per engine keeps one name (see :func:`family_of`).
+ENGINE_SUFFIXES = ("_duckdb", "_postgres")
+
+
+def family_of(path: str | Path) -> str:
+    """The fault family a test file's scenarios belong to: the file's name without ``test_``
+    (``backfill_`` in front under ``tests/backfill``). A family split into one file per engine
+    (``test_sigkill_duckdb.py`` and ``test_sigkill_postgres.py``, so ``--dist loadfile`` runs
+    the halves on two workers) is still one family."""
+    path = Path(path)
+    family = path.stem.removeprefix("test_")
+    for suffix in ENGINE_SUFFIXES:
+        family = family.removesuffix(suffix)
+    return f"backfill_{family}" if path.parent.name == "backfill" else family
 
 
 @dataclass

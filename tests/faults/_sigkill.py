@@ -3,7 +3,9 @@ normalize and load, right after the load committed — then re-run it: every row
 once; the receipts' loaded rows, the ledger's loaded counts over completed runs and the table
 all agree; no ledger row is left ``running`` and none that booked rows says ``failed``.
 
-Plain and ``@with_checkpoints`` runs, DuckDB and PostgreSQL. Kill points come from a seeded
+Plain and ``@with_checkpoints`` runs, DuckDB (``test_sigkill_duckdb.py``) and PostgreSQL
+(``test_sigkill_postgres.py``): one test file per engine, so pytest-xdist's ``--dist loadfile``
+runs the two halves of this slowest family on two workers. Kill points come from a seeded
 generator (``FAULTS_SEED``), so CI repeats the same trials.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -116,9 +119,9 @@ def _verify(project: FaultProject, figures) -> None:  # noqa: ANN001
     assert receipts == total, f"receipts book {receipts} rows, the table holds {total}: {ledger}"
 
 
-@pytest.mark.parametrize("checkpointed", [False, True], ids=["plain", "checkpointed"])
-@pytest.mark.parametrize("engine", ["duckdb", "postgres"])
-def test_sigkill_then_rerun(tmp_path: Path, request, rng, figures, engine, checkpointed) -> None:  # noqa: ANN001
+def run_trials(tmp_path: Path, request, rng, figures, engine: str, checkpointed: bool) -> None:  # noqa: ANN001
+    """``TRIALS`` kill-and-rerun trials of one engine and variant, each on a fresh project
+    (and, on PostgreSQL, a fresh database), summed into ``figures``."""
     outcomes = []
     for k in range(TRIALS):
         db = request.getfixturevalue("postgres_database") if engine == "postgres" else None
@@ -130,3 +133,17 @@ def test_sigkill_then_rerun(tmp_path: Path, request, rng, figures, engine, check
         _verify(project, figures)
     figures.notes.append(", ".join(outcomes))
     figures.check()
+
+
+def sigkill_test(engine: str) -> Callable[..., None]:
+    """The family's test on one engine: its plain and its checkpointed scenario, ids
+    ``<engine>-plain`` and ``<engine>-checkpointed``."""
+
+    @pytest.mark.parametrize("checkpointed", [False, True], ids=["plain", "checkpointed"])
+    @pytest.mark.parametrize("engine", [engine])
+    def test_sigkill_then_rerun(
+        tmp_path: Path, request, rng, figures, engine, checkpointed
+    ) -> None:  # noqa: ANN001
+        run_trials(tmp_path, request, rng, figures, engine, checkpointed)
+
+    return test_sigkill_then_rerun
