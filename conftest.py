@@ -13,6 +13,9 @@ from types import ModuleType
 # dlt must never phone home or write into the real home directory from the test suite.
 os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
 os.environ.setdefault("DLT_DATA_DIR", tempfile.mkdtemp(prefix="dltops-test-dlt-"))
+# This run has read its PYTEST_ADDOPTS already; the pytest runs tests start in subprocesses (the
+# plugin kits) choose their own flags and parse their output, which an inherited -v breaks.
+os.environ.pop("PYTEST_ADDOPTS", None)
 
 pytest_plugins = ["dlt_ops.testing.fixtures", "pytester"]
 
