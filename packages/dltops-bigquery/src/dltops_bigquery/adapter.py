@@ -41,6 +41,8 @@ class BigQueryAdapter(SqlAdapterBase):
     """BigQuery through the ``google-cloud-bigquery`` SDK."""
 
     name: ClassVar[str] = "bigquery"
+    #: the driver a worker process would import on its first connection (see the protocol)
+    preload_modules: ClassVar[tuple[str, ...]] = ("google.cloud.bigquery",)
     #: dlt settings handed to ``connect`` in ``ConnectionTarget.options`` (dlt's own key names)
     dlt_setting_keys: ClassVar[tuple[str, ...]] = ("location",)
     capabilities: ClassVar[Capabilities] = Capabilities(

@@ -27,6 +27,12 @@ _MODULES = (
     "dlt_ops.backfill.workers",
     "dlt_ops.scheduler.isolated",
     "dlt_ops.destinations",
+    "dlt_ops.log",
+    "structlog",
+    # imported lazily on a child's first run: parsing a connection string loads SQLAlchemy
+    # (~0.5 s), dlt's configuration and a source's models load pydantic
+    "dlt.common.libs.sql_alchemy_compat",
+    "pydantic",
 )
 
 

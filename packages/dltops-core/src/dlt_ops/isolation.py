@@ -76,16 +76,24 @@ def run_context(engines: Iterable[str] = (), modules: Iterable[str] = ()) -> Bas
 
 
 def adapter_modules(registry: PluginRegistry, engines: Iterable[str]) -> list[str]:
-    """The modules of the adapters of ``engines`` (they import the engine's driver)."""
+    """The modules of the adapters of ``engines`` and the drivers they name
+    (:func:`preload_of`)."""
     from dlt_ops.destinations import load_adapter
 
     found = []
     for engine in set(engines):
         try:
-            found.append(type(load_adapter(registry, engine)).__module__)
+            found.extend(preload_of(load_adapter(registry, engine)))
         except Exception:  # noqa: S112 - core tier or broken: the run reports it
             continue
     return found
+
+
+def preload_of(adapter: object) -> list[str]:
+    """What the fork server imports for one adapter: its module, then its
+    ``preload_modules`` (the driver a child would import on its first connection)."""
+    hinted = getattr(adapter, "preload_modules", ())  # a hint: a structural adapter may lack it
+    return [type(adapter).__module__, *(m for m in hinted if isinstance(m, str))]
 
 
 def start(proc: BaseProcess) -> None:

@@ -151,6 +151,8 @@ class DuckDBAdapter(SqlAdapterBase):
     """DuckDB through the ``duckdb`` Python driver."""
 
     name: ClassVar[str] = "duckdb"
+    #: the driver a worker process would import on its first connection (see the protocol)
+    preload_modules: ClassVar[tuple[str, ...]] = ("duckdb",)
     capabilities: ClassVar[Capabilities] = Capabilities(
         create_schema=True,
         if_exists_ddl=True,

@@ -42,6 +42,8 @@ class PostgresAdapter(SqlAdapterBase):
     """PostgreSQL through psycopg 3 (imported only when a connection opens)."""
 
     name: ClassVar[str] = "postgres"
+    #: the driver a worker process would import on its first connection (see the protocol)
+    preload_modules: ClassVar[tuple[str, ...]] = ("psycopg",)
     capabilities: ClassVar[Capabilities] = Capabilities(
         create_schema=True,
         if_exists_ddl=True,

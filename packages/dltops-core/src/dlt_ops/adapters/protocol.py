@@ -61,6 +61,14 @@ class DestinationAdapter(Protocol):
         (it needs no server and no credentials)."""
         return ()
 
+    @property
+    def preload_modules(self) -> tuple[str, ...]:
+        """Modules a fresh process imports when it first connects (the engine's driver): the
+        fork server of parallel runs and ``--workers`` imports them once, so no child pays for
+        them. A hint only: read with this default even from an adapter that does not
+        subclass the protocol."""
+        return ()
+
     def connect(self, target: ConnectionTarget) -> SqlClient:
         """Open a native connection from the credentials dlt would use; fail within the timeout."""
 

@@ -73,6 +73,25 @@ def check_source(
     return prepared
 
 
+def start_worker_server(registry: PluginRegistry, config: ProjectConfig, source: str) -> None:
+    """Start the ``--workers`` fork server (:mod:`dlt_ops.isolation`) for ``source``'s
+    configured engine, unless that engine's adapter runs one writer at a time (its chunks then
+    run in this process). Called before the entry checks: the server imports dlt and the
+    engine's client while they run, so the first worker starts with them loaded instead of
+    waiting. Says nothing when the configuration is wrong: the checks report that."""
+    from dlt_ops.destinations import engine_name, load_adapter
+    from dlt_ops.errors import DltOpsError
+    from dlt_ops.isolation import preload_of, run_context
+
+    try:
+        engine = engine_name(config.destination_for(source))
+        adapter = load_adapter(registry, engine)
+    except DltOpsError:
+        return
+    if not adapter.capabilities.single_writer:
+        run_context([engine], preload_of(adapter))
+
+
 @dataclass
 class BackfillSummary:
     """The tally of one invocation, from the final state of the plan's rows."""
@@ -134,13 +153,10 @@ def execute_backfill(
     on_start: Callable[[BackfillPlan, dict[str, ChunkRow]], None] | None = None,
 ) -> BackfillSummary:
     """Check, seed and execute ``plan``; return the tally (the caller decides the exit code)."""
+    if options.workers > 1:  # its imports (~1-2 s) overlap the entry checks and the seeding
+        start_worker_server(registry, config, plan.source)
     prepared = check_source(registry, config, plan, options.dataset)
     where = prepared.where
-    if options.workers > 1 and not where.single_writer:
-        from dlt_ops.isolation import adapter_modules, run_context
-
-        # the workers' fork server imports dlt while this process seeds the plan
-        run_context([where.engine], adapter_modules(registry, [where.engine]))
     token = new_token()
     bound = bound_contextvars(
         backfill_id=plan.backfill_id, source=plan.source, destination=where.engine
