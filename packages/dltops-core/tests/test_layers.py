@@ -19,10 +19,10 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(names.split())
     for names in (
         "errors redact log clock cron liveness jsonl atomic_file tables working_state fast_exit"
-        " _preload names",
+        " names",
         "plugins",
         "config adapters dlt_schema",
-        "destinations secrets alerts triggers isolation",
+        "destinations secrets alerts triggers isolation _preload",
         "project doctor scaffold",
         "target",
         "validate",

@@ -11,10 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 
-#: The environment variable the parent names engines in (comma-separated).
-ENGINES_ENV = "DLT_OPS_PRELOAD_ENGINES"
-#: ... and extra modules (the adapters' own) in.
-MODULES_ENV = "DLT_OPS_PRELOAD_MODULES"
+from dlt_ops.isolation import ENGINES_ENV, MODULES_ENV
 
 _MODULES = (
     "dlt",

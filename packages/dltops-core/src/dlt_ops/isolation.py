@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 #: Imported once by the fork server; every child starts with them loaded.
 PRELOAD = ("dlt_ops._preload",)
+#: The environment variables the server finds its engines and extra modules in (comma-separated);
+#: here, not in ``_preload``, whose import would run the whole preload in the parent first.
+ENGINES_ENV = "DLT_OPS_PRELOAD_ENGINES"
+MODULES_ENV = "DLT_OPS_PRELOAD_MODULES"
 
 _lock = threading.Lock()
 _start_lock = threading.Lock()
@@ -52,8 +56,6 @@ def run_context(engines: Iterable[str] = (), modules: Iterable[str] = ()) -> Bas
 
             if "forkserver" in multiprocessing.get_all_start_methods():
                 from multiprocessing import forkserver
-
-                from dlt_ops._preload import ENGINES_ENV, MODULES_ENV
 
                 ctx = multiprocessing.get_context("forkserver")
                 ctx.set_forkserver_preload(list(PRELOAD))
